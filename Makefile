@@ -1,0 +1,35 @@
+# Two entry points a newcomer needs (README): `make train` and `make test`.
+# Both create a local virtual environment (.venv) and install the project into it first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: train test test-full bench bench-setup coverage clean
+
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+train: $(STAMP)
+	$(BIN)/train
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+test-full: $(STAMP)
+	PURENN_TEST_FULL=1 $(BIN)/python -m pytest
+
+coverage: $(STAMP)
+	$(BIN)/python tests/numpy_coverage.py
+
+bench-setup:
+	bash bench/setup_oracles.sh
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

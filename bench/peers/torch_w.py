@@ -1,0 +1,99 @@
+"""torch oracle peer: eager CPU tensors. Run with bench/.venv-torch/bin/python.
+
+    bench/.venv-torch/bin/python bench/peers/torch_w.py WORKLOAD
+
+torch on CPU is synchronous, so there is nothing to block on; the *_sync
+variant is therefore the same loop as the plain one. Gradients are disabled
+(torch.inference_mode) so autograd bookkeeping is not part of the timing,
+matching jax/purenn where eager ops record nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _harness  # noqa: E402
+
+
+def versions():
+    import numpy
+    import torch
+
+    return {"torch": torch.__version__, "numpy": numpy.__version__,
+            "torch_threads": str(torch.get_num_threads())}
+
+
+def build(name):
+    import torch
+    import workloads as W
+
+    torch.set_grad_enabled(False)
+    inputs = W.make_inputs_np(name)
+
+    if name in ("eager_add_small", "eager_add_small_sync"):
+        x = torch.from_numpy(inputs[0])
+        y = torch.ones((W.SMALL_N,), dtype=torch.float32)
+
+        def body(n):
+            z = x
+            for _ in range(n):
+                z = x + y
+            return z
+
+        return body, lambda: (x + y).numpy()
+
+    if name == "eager_chain10":
+        x = torch.from_numpy(inputs[0])
+
+        def chain(y):
+            y = y * 1.0001
+            y = y + 0.5
+            y = torch.sin(y)
+            y = y * 0.5
+            y = y + 0.25
+            y = torch.exp(y)
+            y = y * 0.999
+            y = y - 0.5
+            y = torch.sin(y)
+            y = y + 1.0
+            return y
+
+        def body(n):
+            y = x
+            for _ in range(n):
+                y = chain(x)
+            return y
+
+        return body, lambda: chain(x).numpy()
+
+    if name == "matmul_2048":
+        a = torch.from_numpy(inputs[0])
+        b = torch.from_numpy(inputs[1])
+
+        def body(n):
+            for _ in range(n):
+                c = torch.matmul(a, b)
+            return c
+
+        return body, lambda: torch.matmul(a, b).numpy()
+
+    if name == "axpy_5000":
+        x = torch.from_numpy(inputs[0])
+
+        def f(x):
+            return x * x + x * 2.0
+
+        def body(n):
+            for _ in range(n):
+                z = f(x)
+            return z
+
+        return body, lambda: f(x).numpy()
+
+    raise KeyError(name)
+
+
+if __name__ == "__main__":
+    sys.exit(_harness.main("torch", build, versions))

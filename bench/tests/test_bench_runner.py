@@ -1,0 +1,172 @@
+"""Tests of the benchmark runner's plumbing. No timed assertions: only that
+results are parsed, aggregated, failures are recorded and the report renders.
+
+These use small fake peer scripts run with the current interpreter, so they
+need neither jax nor torch nor a working purenn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+
+import pytest
+
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, BENCH_DIR)
+
+import run  # noqa: E402
+import workloads as W  # noqa: E402
+
+
+def _fake_peer(tmp_path, name, body):
+    script = tmp_path / f"{name}_fake.py"
+    script.write_text(textwrap.dedent(body))
+    return run.Peer(name, sys.executable, str(script))
+
+
+def test_parse_peer_output_takes_last_json_line():
+    out = 'noise\n{"a": 1}\nmore noise\n{"ok": true, "value": 2}\n'
+    assert run.parse_peer_output(out) == {"ok": True, "value": 2}
+    assert run.parse_peer_output("no json here") is None
+    assert run.parse_peer_output('{"broken": \n') is None
+
+
+def test_summarize_is_median_of_round_medians():
+    runs = [{"ok": True, "value": v, "checksum": 1.0} for v in (3.0, 1.0, 2.0, 10.0, 4.0)]
+    s = run.summarize("jax", runs)
+    assert s.status == "ok"
+    assert s.median == 3.0
+    assert (s.lo, s.hi) == (1.0, 10.0)
+    assert s.rounds_ok == 5
+
+
+def test_summarize_all_failed_keeps_error():
+    s = run.summarize("purenn", [{"ok": False, "error": "import/setup: ImportError: x"}])
+    assert s.status == "failed"
+    assert "ImportError" in s.note
+    assert s.median is None
+
+
+def test_summarize_partial_failure_noted():
+    s = run.summarize("torch", [{"ok": True, "value": 1.0},
+                                {"ok": False, "error": "timed out"}])
+    assert s.status == "ok" and s.median == 1.0
+    assert "1 round(s) failed" in s.note
+
+
+def test_ratio_and_checksum_note():
+    a = run.PeerSummary("purenn", "ok", median=2.0, checksum=100.0)
+    b = run.PeerSummary("jax", "ok", median=4.0, checksum=100.00001)
+    c = run.PeerSummary("torch", "ok", median=1.0, checksum=150.0)
+    assert run.ratio(a, b) == 0.5
+    assert run.ratio(a, run.PeerSummary("x", "failed")) is None
+    assert "agree" in run.checksum_note({"purenn": a, "jax": b})
+    assert "mismatch" in run.checksum_note({"purenn": a, "jax": b, "torch": c})
+
+
+def test_run_peer_success_and_failures(tmp_path):
+    good = _fake_peer(tmp_path, "good", """
+        import json, sys
+        print("library chatter on stdout")
+        print(json.dumps({"peer": "good", "workload": sys.argv[1], "ok": True,
+                          "value": 1.5, "versions": {"lib": "1"}}))
+    """)
+    reported = _fake_peer(tmp_path, "reported", """
+        import json, sys
+        print(json.dumps({"ok": False, "error": "import/setup: ImportError: no core"}))
+        sys.exit(1)
+    """)
+    crashing = _fake_peer(tmp_path, "crashing", """
+        import sys
+        sys.stderr.write("Fatal Python error: Segmentation fault\\n")
+        sys.exit(139)
+    """)
+    hanging = _fake_peer(tmp_path, "hanging", """
+        import time
+        time.sleep(30)
+    """)
+    r = run.run_peer(good, "eager_add_small", timeout=60)
+    assert r["ok"] and r["value"] == 1.5 and r["workload"] == "eager_add_small"
+    r = run.run_peer(reported, "eager_add_small", timeout=60)
+    assert not r["ok"] and "ImportError: no core" in r["error"]
+    r = run.run_peer(crashing, "eager_add_small", timeout=60)
+    assert not r["ok"] and "Segmentation fault" in r["error"]
+    r = run.run_peer(hanging, "eager_add_small", timeout=0.5)
+    assert not r["ok"] and "timed out" in r["error"]
+    missing = run.Peer("ghost", str(tmp_path / "no-python"), "x.py")
+    assert not missing.available()
+
+
+def test_render_report_contains_failures_skips_and_ratios():
+    meta = {
+        "command": "python bench/run.py --rounds 1", "cwd": "/repo",
+        "date": "2000-01-01 00:00:00 UTC", "duration_s": 1.0,
+        "machine": {"nproc": 2, "cpu": "Test CPU", "os": "Linux", "python": "3.11"},
+        "load_before": "0", "load_after": "0", "git": "abc", "rounds": 1,
+        "interpreters": {"purenn": ".venv/bin/python", "jax": "j", "torch": "t"},
+    }
+    results = {
+        "eager_add_small": {
+            "purenn": run.PeerSummary("purenn", "failed", note="import/setup: boom"),
+            "jax": run.PeerSummary("jax", "ok", median=6.0, lo=5.0, hi=7.0,
+                                   rounds=1, rounds_ok=1, versions={"jax": "0.10.2"}),
+            "torch": run.PeerSummary("torch", "skipped", note="not installed"),
+        },
+        "matmul_2048": {
+            "purenn": run.PeerSummary("purenn", "ok", median=100.0, lo=90.0, hi=110.0),
+            "jax": run.PeerSummary("jax", "ok", median=200.0, lo=190.0, hi=210.0),
+            "torch": run.PeerSummary("torch", "ok", median=50.0, lo=40.0, hi=60.0),
+        },
+    }
+    text = run.render(results, ["purenn", "jax", "torch"], meta)
+    assert "failed: import/setup: boom" in text
+    assert "skipped: not installed" in text
+    assert "0.50×" in text and "2.00×" in text
+    assert "Test CPU" in text and "python bench/run.py --rounds 1" in text
+    assert "jax 0.10.2" in text
+    assert "Warning" not in text
+    meta["max_load1"] = 9.0
+    assert "Warning" in run.render(results, ["purenn", "jax", "torch"], meta)
+
+
+def test_main_end_to_end_with_fake_peers(tmp_path, monkeypatch):
+    fake = tmp_path / "fake_peer.py"
+    fake.write_text(textwrap.dedent("""
+        import json, sys
+        print(json.dumps({"ok": True, "value": 2.0, "checksum": 8.0,
+                          "versions": {"fake": "0"}}))
+    """))
+    peers = {p: run.Peer(p, sys.executable, str(fake)) for p in run.PEER_ORDER}
+    peers["torch"] = run.Peer("torch", str(tmp_path / "absent"), str(fake),
+                              install_hint="hint")
+    monkeypatch.setattr(run, "default_peers", lambda: peers)
+    out = tmp_path / "R.md"
+    raw = tmp_path / "raw.json"
+    rc = run.main(["--rounds", "2", "--only", "eager_add_small", "axpy_5000",
+                   "--out", str(out), "--json", str(raw)])
+    assert rc == 0
+    text = out.read_text()
+    assert "`eager_add_small`" in text and "`axpy_5000`" in text
+    assert "`matmul_2048`" not in text
+    assert "skipped: not installed" in text
+    assert "1.00×" in text
+    data = json.loads(raw.read_text())
+    assert len(data["runs"]["axpy_5000"]["jax"]) == 2
+    assert data["runs"]["axpy_5000"]["torch"] == []
+
+
+def test_unknown_workload_rejected():
+    with pytest.raises(SystemExit):
+        run.main(["--only", "nope", "--out", os.devnull])
+
+
+def test_workload_units():
+    assert W.get("eager_add_small").from_seconds(2e-6) == pytest.approx(2.0)
+    assert W.get("axpy_5000").from_seconds(0.05) == pytest.approx(50.0)
+    mm = W.get("matmul_2048")
+    assert mm.from_seconds(1.0) == pytest.approx(2 * 2048 ** 3 / 1e9)
+    with pytest.raises(KeyError):
+        W.get("nope")

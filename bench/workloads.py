@@ -1,0 +1,156 @@
+"""Benchmark workload registry: what each workload computes and how it is reported.
+
+This module is deliberately stdlib-only: it is imported by the runner
+(bench/run.py) and by every peer script (bench/peers/*_w.py), each of which
+runs under a different interpreter / virtual environment (purenn's own venv,
+bench/.venv-jax, bench/.venv-torch).
+
+Each peer script implements every workload below *with the same computation*,
+written out explicitly in that library's eager API, so that the only thing that
+differs between peers is the library. Inputs are always built from the same
+deterministic NumPy arrays (see ``make_inputs_np``), and each peer reports a
+checksum of one result so the runner can flag a peer that computes something
+different.
+
+Timing convention (implemented in bench/peers/_harness.py):
+  * a workload is a ``body(n)`` that runs ``n`` iterations back to back and
+    blocks (``block_until_ready``) at the end, so async dispatch cannot hide
+    work outside the timed region;
+  * warm-up calls first (jit/compile caches, allocator, thread pools), then the
+    inner count ``n`` is calibrated so one sample lasts about ``target_s``;
+  * ``samples`` samples are taken with time.perf_counter and the GC disabled;
+    the process reports the median per-iteration time (converted to ``unit``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Problem sizes (shared by every peer).
+SMALL_N = 8          # eager_add_small*: two (8,) float32 vectors
+CHAIN_N = 1000       # eager_chain10: one (1000,) float32 vector
+MATMUL_N = 2048      # matmul_2048: (2048, 2048) @ (2048, 2048), float32
+AXPY_N = 5000        # axpy_5000: (5000, 5000) float32
+
+# The ten elementwise ops of eager_chain10, in order, starting from y = x.
+# Every peer writes exactly this sequence out by hand (no interpretation loop,
+# which would add Python overhead unrelated to the library):
+CHAIN10 = (
+    ("mul", 1.0001),
+    ("add", 0.5),
+    ("sin", None),
+    ("mul", 0.5),
+    ("add", 0.25),
+    ("exp", None),
+    ("mul", 0.999),
+    ("sub", 0.5),
+    ("sin", None),
+    ("add", 1.0),
+)
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    description: str
+    unit: str                 # "us", "ms" (time per iteration) or "GFLOP/s"
+    higher_is_better: bool
+    target_s: float           # approx. duration of one timed sample
+    samples: int              # timed samples per process (per round)
+    warmup: int               # warm-up iterations before calibration
+    flops: float = 0.0        # per iteration, for GFLOP/s workloads
+
+    @property
+    def unit_short(self) -> str:
+        return "µs" if self.unit == "us" else self.unit
+
+    @property
+    def unit_label(self) -> str:
+        if self.unit == "us":
+            return "µs / iteration"
+        if self.unit == "ms":
+            return "ms / iteration"
+        return self.unit
+
+    def from_seconds(self, seconds_per_iter: float) -> float:
+        """Convert a per-iteration time in seconds into this workload's unit."""
+        if self.unit == "us":
+            return seconds_per_iter * 1e6
+        if self.unit == "ms":
+            return seconds_per_iter * 1e3
+        if self.unit == "GFLOP/s":
+            return self.flops / seconds_per_iter / 1e9
+        raise ValueError(f"unknown unit {self.unit!r}")
+
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in (
+        Workload(
+            "eager_add_small",
+            "x + y on two (8,) float32 arrays, eager (no jit); N ops back to "
+            "back with nothing in between, one block_until_ready at the end",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=200,
+        ),
+        Workload(
+            "eager_add_small_sync",
+            "x + y on two (8,) float32 arrays, eager (no jit); "
+            "block_until_ready after every op (torch: plain op, it is synchronous)",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=200,
+        ),
+        Workload(
+            "eager_chain10",
+            "chain of 10 elementwise ops (mul, add, sin, mul, add, exp, mul, "
+            "sub, sin, add) on a (1000,) float32 array, eager; per chain",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=50,
+        ),
+        Workload(
+            "matmul_2048",
+            "(2048, 2048) @ (2048, 2048) float32 matmul, eager; 2*n^3 / time",
+            unit="GFLOP/s", higher_is_better=True,
+            target_s=0.2, samples=5, warmup=2,
+            flops=2.0 * MATMUL_N ** 3,
+        ),
+        Workload(
+            "axpy_5000",
+            "x*x + x*2.0 on a (5000, 5000) float32 array, eager; per call",
+            unit="ms", higher_is_better=False,
+            target_s=0.1, samples=7, warmup=2,
+        ),
+    )
+}
+
+
+def get(name: str) -> Workload:
+    try:
+        return WORKLOADS[name]
+    except KeyError:
+        raise KeyError(
+            f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}"
+        ) from None
+
+
+def make_inputs_np(name: str):
+    """Deterministic NumPy float32 inputs for workload ``name``.
+
+    Imported lazily (numpy is present in every peer's environment, but this
+    module itself must stay importable without it).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    if name in ("eager_add_small", "eager_add_small_sync"):
+        x = (np.arange(SMALL_N, dtype=np.float32) / np.float32(SMALL_N))
+        return (x,)  # y is jnp.ones / torch.ones((8,), float32)
+    if name == "eager_chain10":
+        return (np.linspace(0.0, 1.0, CHAIN_N, dtype=np.float32),)
+    if name == "matmul_2048":
+        a = rng.standard_normal((MATMUL_N, MATMUL_N), dtype=np.float32)
+        b = rng.standard_normal((MATMUL_N, MATMUL_N), dtype=np.float32)
+        return (a, b)
+    if name == "axpy_5000":
+        return (rng.random((AXPY_N, AXPY_N), dtype=np.float32),)
+    raise KeyError(name)

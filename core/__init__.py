@@ -1,0 +1,31 @@
+"""purenn's core: NumPy-style arrays on XLA devices, and (with later issues) the transformations.
+
+The public surface only; see docs/design.md for the layering.
+"""
+from .config import config  # noqa: F401
+from . import dtypes  # noqa: F401
+from .avals import ShapedArray, ShapeDtypeStruct  # noqa: F401
+from .array import Array, device_put, device_get, block_until_ready  # noqa: F401
+from .runtime import (devices, local_devices, device_count, local_device_count,  # noqa: F401
+                      default_backend, process_index, process_count)
+from . import tree_util  # noqa: F401
+from .tree_util import (tree_map, tree_leaves, tree_flatten, tree_unflatten,  # noqa: F401
+                        tree_structure)
+from . import lax  # noqa: F401
+from . import numpy  # noqa: F401
+from . import random  # noqa: F401
+from . import scipy  # noqa: F401
+
+
+def clear_caches():
+    """Drop every compiled executable (eager and jit caches) and cached constants."""
+    from .runtime import clear_executable_cache
+    from . import array as _array
+    clear_executable_cache()
+    _array._scalar_cache.clear()
+
+
+def cache_info():
+    """Hit and miss counters and sizes of the executable caches, by name."""
+    from .runtime import cache_info as _info
+    return _info()

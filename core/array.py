@@ -1,0 +1,256 @@
+"""`core.Array`: an immutable array on a device.
+
+An Array wraps one jaxlib device buffer and its abstract value. NumPy-style methods and operators
+(`x + y`, `x.sum()`, `x[1:]`, `x.at[0].set(1)`) are installed by `core.numpy`, so that Arrays and
+tracers share one implementation.
+"""
+import numpy as np
+
+from . import dtypes
+from .avals import ShapedArray
+from .runtime import client as _client
+from .runtime import buffers as _buffers
+
+__all__ = ["Array", "asarray_device", "device_put", "device_get", "block_until_ready"]
+
+
+class Array:
+    """An immutable n-dimensional array living on a device.
+
+    Example:
+        >>> import core.numpy as jnp
+        >>> jnp.array([1.0, 2.0]) * 2
+        Array([2., 4.], dtype=float32)
+    """
+    __slots__ = ("_buf", "aval", "_npy", "_device", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, buf, aval, device=None):
+        self._buf = buf
+        self.aval = aval
+        self._npy = None
+        self._device = device  # None: uncommitted, on the default device
+
+    # ----- the basics -------------------------------------------------------------------
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+    itemsize = property(lambda self: self.aval.dtype.itemsize)
+    nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
+
+    def _value(self):
+        """The host copy (read-only ndarray), fetched once."""
+        v = self._npy
+        if v is None:
+            v = self._npy = _buffers.to_numpy(self._buf)
+        return v
+
+    def __array__(self, dtype=None, copy=None):
+        v = self._value()
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            return v.astype(dtype)
+        if copy:
+            return v.copy()
+        return v
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def item(self, *args):
+        return self._value().item(*args)
+
+    def tolist(self):
+        return self._value().tolist()
+
+    def __bool__(self):
+        if self.aval.size != 1:
+            raise ValueError(f"The truth value of an array with shape {self.aval.shape} is ambiguous. "
+                             "Use a.any() or a.all().")
+        return bool(self._value())
+
+    def _scalar(self, convert, what):
+        if self.aval.size != 1:
+            raise TypeError(f"only size-1 arrays can be converted to Python {what}s, got shape {self.aval.shape}")
+        return convert(self._value().reshape(()))
+
+    def __int__(self):
+        return self._scalar(int, "int")
+
+    def __float__(self):
+        return self._scalar(float, "float")
+
+    def __complex__(self):
+        return self._scalar(complex, "complex")
+
+    def __index__(self):
+        if not dtypes.is_int(self.aval.dtype) and not dtypes.is_bool(self.aval.dtype):
+            raise TypeError(f"only integer arrays can be used as an index, got dtype {self.aval.dtype}")
+        return self._scalar(int, "int")
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'Array' (arrays are mutable-looking values; use a tuple or "
+                        "x.item() as a key)")
+
+    def __setitem__(self, idx, value):
+        raise TypeError("'Array' object does not support item assignment: purenn arrays are immutable. "
+                        "Use x = x.at[idx].set(value) (or .add, .multiply, .min, .max) instead.")
+
+    def __repr__(self):
+        body = np.array2string(np.asarray(self._value()), separator=", ", prefix="Array(")
+        extra = f", dtype={self.aval.dtype.name}"
+        if self.aval.weak_type:
+            extra += ", weak_type=True"
+        return f"Array({body}{extra})"
+
+    def __str__(self):
+        return str(self._value())
+
+    def __format__(self, spec):
+        if self.aval.ndim == 0:
+            return format(self._value()[()], spec)
+        return format(str(self), spec)
+
+    def __reduce__(self):
+        return (_reconstruct, (np.asarray(self._value()), self.aval.weak_type))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    # ----- devices ----------------------------------------------------------------------
+    def devices(self):
+        return {self.device}
+
+    @property
+    def device(self):
+        return self._device or _client.backend().default_device
+
+    @property
+    def committed(self):
+        return self._device is not None
+
+    def block_until_ready(self):
+        self._buf.block_until_ready()
+        return self
+
+    def is_deleted(self):
+        return self._buf.is_deleted()
+
+    def delete(self):
+        self._buf.delete()
+
+    def copy_to_host_async(self):
+        self._buf.copy_to_host_async()
+
+
+def _reconstruct(value, weak_type):
+    return asarray_device(value, weak_type=weak_type)
+
+
+def asarray_device(value, dtype=None, weak_type=False, device=None):
+    """Put `value` (NumPy array or scalar) on `device` as an Array with a canonical dtype."""
+    value = np.asarray(value)
+    dt = dtypes.canonicalize_dtype(value.dtype if dtype is None else dtype)
+    if value.dtype != dt:
+        value = value.astype(dt)
+    aval = ShapedArray(value.shape, dt, weak_type)
+    return Array(_buffers.put(value, aval, device), aval, device)
+
+
+def to_array(x):
+    """The Array form of any array-like primitive operand: Arrays pass through; Python scalars
+    become weakly typed arrays; NumPy values keep their (canonicalized) dtype."""
+    if isinstance(x, Array):
+        return x
+    t = type(x)
+    if t in _SCALAR_TYPES:
+        return _scalar_array(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype not in dtypes._SUPPORTED_SET:
+            raise TypeError(f"purenn only supports number and bool dtypes, got dtype {x.dtype}")
+        return asarray_device(x)
+    if hasattr(x, "__jax_array__"):
+        return to_array(x.__jax_array__())
+    if isinstance(x, (bool, int, float, complex)):
+        return _scalar_array(x)
+    raise TypeError(f"Value {x!r} of type {type(x)} is not a valid purenn array type")
+
+
+_SCALAR_TYPES = (bool, int, float, complex)
+_scalar_cache = {}
+
+
+def scalar_array(x, dtype=None, weak_type=None):
+    """A device Array holding the Python scalar `x`, as `dtype` (default: the scalar's canonical
+    dtype, weakly typed). Scalars are common operands (`x * 2.0`), so device copies are cached."""
+    pytype = type(x)
+    if pytype not in _SCALAR_TYPES:
+        pytype = bool if isinstance(x, bool) else int if isinstance(x, int) else float if isinstance(x, float) else complex
+        x = pytype(x)
+    if weak_type is None:
+        weak_type = pytype is not bool
+    key = (pytype, x if pytype is not float else x.hex(), dtype, weak_type, dtypes.config.enable_x64)
+    arr = _scalar_cache.get(key)
+    if arr is None:
+        dt = dtypes.scalar_type_default(pytype) if dtype is None else dtypes.canonicalize_dtype(dtype)
+        if pytype is int and dtypes.is_int(dt):
+            info = np.iinfo(dt)
+            if not info.min <= x <= info.max:
+                raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+        value = np.array(x, dtype=dt)
+        value.flags.writeable = False
+        arr = asarray_device(value, weak_type=weak_type)
+        if len(_scalar_cache) > 1024:
+            _scalar_cache.clear()
+        _scalar_cache[key] = arr
+    return arr
+
+
+_scalar_array = scalar_array
+
+
+def device_put(x, device=None):
+    """Place a pytree of arrays on `device` (the default device when None).
+
+    Example: `core.device_put(np.ones(3))` returns an Array on the default device. With a device,
+    the result is committed to it, and eager operations on it run there.
+    """
+    from .tree_util import tree_map
+
+    def put_one(v):
+        if isinstance(v, Array):
+            if device is None or device == v.device:
+                return v if device is None or v._device is device else Array(v._buf, v.aval, device)
+            return asarray_device(v._value(), weak_type=v.aval.weak_type, device=device)
+        arr = to_array(v)
+        if device is None:
+            return arr
+        return asarray_device(arr._value(), weak_type=arr.aval.weak_type, device=device)
+
+    return tree_map(put_one, x)
+
+
+def device_get(x):
+    """Copy a pytree of Arrays to the host as NumPy arrays (other leaves pass through)."""
+    from .tree_util import tree_map
+    return tree_map(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
+
+
+def block_until_ready(x):
+    """Wait until every Array in the pytree `x` is computed; returns `x`."""
+    from .tree_util import tree_leaves
+    for leaf in tree_leaves(x):
+        if isinstance(leaf, Array):
+            leaf.block_until_ready()
+    return x

@@ -1,0 +1,67 @@
+"""Global configuration flags, read from the environment once and changed with `update`.
+
+`core.config.update("enable_x64", True)` switches on 64-bit types (also `PURENN_ENABLE_X64=1`).
+Every flag that changes how a program is traced or compiled is part of `config.trace_key()`, so a
+cache keyed on it never serves a program built under other settings.
+"""
+import os
+
+__all__ = ["config", "update", "read"]
+
+
+def _env_bool(name, default):
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+class Config:
+    """The flags, with their defaults and documentation. Unknown names are errors."""
+
+    _DEFAULTS = {
+        "enable_x64": (lambda: _env_bool("PURENN_ENABLE_X64", False),
+                       "Enable 64-bit types (float64, int64, complex128); off by default as in JAX."),
+        "debug_nans": (lambda: _env_bool("PURENN_DEBUG_NANS", False),
+                       "Raise FloatingPointError when a computation produces a NaN."),
+        "debug_infs": (lambda: _env_bool("PURENN_DEBUG_INFS", False),
+                       "Raise FloatingPointError when a computation produces an Inf."),
+        "disable_jit": (lambda: _env_bool("PURENN_DISABLE_JIT", False),
+                        "Run jitted functions op by op (for debugging)."),
+    }
+
+    def __init__(self):
+        self._values = {name: make() for name, (make, _) in self._DEFAULTS.items()}
+        self._trace_key = None
+
+    def update(self, name, value):
+        """Set flag `name` to `value`, e.g. `config.update("enable_x64", True)`."""
+        if name not in self._values:
+            known = ", ".join(sorted(self._values))
+            raise AttributeError(f"Unknown config option {name!r}; the options are: {known}.")
+        self._values[name] = value
+        self._trace_key = None
+
+    def read(self, name):
+        return self._values[name]
+
+    def __getattr__(self, name):
+        values = self.__dict__.get("_values")
+        if values is not None and name in values:
+            return values[name]
+        raise AttributeError(f"Unknown config option {name!r}.")
+
+    def trace_key(self):
+        """A hashable summary of the flags that change how programs are built."""
+        key = self._trace_key
+        if key is None:
+            key = self._trace_key = (self._values["enable_x64"],)
+        return key
+
+    def __repr__(self):
+        return f"Config({self._values})"
+
+
+config = Config()
+update = config.update
+read = config.read

@@ -1,0 +1,151 @@
+"""Verbs for declaring primitives: the shape/dtype rule helpers and the elementwise family.
+
+Each primitive is declared in one block in its family module: the user-facing wrapper, the shape
+and dtype rule, the lowering (and, with later issues, jvp/transpose/batching rules). These verbs
+keep the blocks short.
+"""
+import numpy as np
+
+from .. import dtypes
+from ..avals import ShapedArray
+from ..array import scalar_array, to_array
+from ..trace import Primitive
+from ..interpreters import lowering
+
+# dtype groups for `accepted` arguments
+BOOL = ("b",)
+INT = ("i", "u")
+SIGNED = ("i",)
+UNSIGNED = ("u",)
+FLOAT = ("f",)
+COMPLEX = ("c",)
+NUMBER = INT + FLOAT + COMPLEX
+ANY = BOOL + NUMBER
+INT_OR_BOOL = INT + BOOL
+FLOAT_OR_COMPLEX = FLOAT + COMPLEX
+REAL = INT + FLOAT
+
+_KIND_NAMES = {"b": "bool", "i": "signedinteger", "u": "unsignedinteger", "f": "floating",
+               "c": "complexfloating"}
+
+
+def dtype_kind(dtype):
+    return "f" if dtype == dtypes.bfloat16 else np.dtype(dtype).kind
+
+
+def check_dtype_accepted(name, dtype, accepted, position=None):
+    if dtype_kind(dtype) not in accepted:
+        names = ", ".join(dict.fromkeys(_KIND_NAMES[k] for k in accepted))
+        where = f" (operand {position})" if position is not None else ""
+        raise TypeError(f"{name} does not accept dtype {dtypes.short_name(dtype)}{where}. "
+                        f"Accepted dtypes are subtypes of {names}.")
+
+
+def aval_of(x):
+    """The abstract value of an operand (Array, tracer, NumPy value or Python scalar)."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    return to_array(x).aval
+
+
+def standard_primitive(name, shape_rule, dtype_rule, weak_type_rule=None, multiple_results=False):
+    """A primitive whose abstract value is computed by separate shape and dtype rules."""
+    prim = Primitive(name, multiple_results)
+
+    def abstract_eval(*avals, **params):
+        shape = shape_rule(*avals, **params)
+        dt = dtype_rule(*avals, **params)
+        weak = weak_type_rule(*avals, **params) if weak_type_rule else False
+        if multiple_results:
+            weak = weak if isinstance(weak, (list, tuple)) else [weak] * len(shape)
+            return [ShapedArray(s, d, w) for s, d, w in zip(shape, dt, weak, strict=True)]
+        return ShapedArray(shape, dt, weak)
+
+    prim.def_abstract_eval(abstract_eval)
+    return prim
+
+
+# ----- elementwise ------------------------------------------------------------------------------
+
+def broadcasting_shape_rule(name, *avals):
+    """Operands of an elementwise primitive have equal ranks; each dimension is equal or 1.
+    Rank-0 operands (scalars) broadcast against anything, as in JAX's lax."""
+    shapes = [a.shape for a in avals if a.shape]
+    if len({len(s) for s in shapes}) > 1:
+        raise TypeError(f"{name}: arrays must have same number of dimensions, got "
+                        f"{', '.join(map(str, shapes))}.")
+    if not shapes:
+        return ()
+    out = []
+    for dims in zip(*shapes):
+        non_one = {d for d in dims if d != 1}
+        if len(non_one) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                            f"{', '.join(map(str, shapes))}.")
+        out.append(non_one.pop() if non_one else 1)
+    return tuple(out)
+
+
+def same_dtypes_rule(name, accepted, *avals):
+    first = avals[0].dtype
+    for i, a in enumerate(avals):
+        check_dtype_accepted(name, a.dtype, accepted, i if len(avals) > 1 else None)
+        if a.dtype != first:
+            raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
+                            f"{', '.join(dtypes.short_name(x.dtype) for x in avals)}. "
+                            "(Tip: jnp.{0} is a similar function that does automatic type promotion "
+                            "on inputs.)".format(name))
+    return first
+
+
+def all_weak(*avals, **_):
+    return all(a.weak_type for a in avals)
+
+
+def naryop(name, accepted, result_dtype=None, hlo_op=None):
+    """An elementwise primitive over operands of one dtype, broadcasting size-1 dimensions.
+
+    `accepted`: dtype kinds (e.g. FLOAT_OR_COMPLEX); `result_dtype(dtype) -> dtype` when the result
+    differs from the operand dtype (comparisons, `imag`); `hlo_op`: the StableHLO op to lower to.
+    """
+    def shape_rule(*avals, **params):
+        return broadcasting_shape_rule(name, *avals)
+
+    def dtype_rule(*avals, **params):
+        dt = same_dtypes_rule(name, accepted, *avals)
+        return dt if result_dtype is None else result_dtype(dt)
+
+    weak = all_weak if result_dtype is None else None
+    prim = standard_primitive(name, shape_rule, dtype_rule, weak)
+    if hlo_op is not None:
+        lowering.register(prim, elementwise_lowering(hlo_op))
+    return prim
+
+
+def elementwise_lowering(hlo_op, attrs=None):
+    """Lower to one StableHLO elementwise op, broadcasting size-1 operand dimensions first."""
+    def rule(ctx, *args, **params):
+        out = ctx.avals_out[0]
+        args = [lowering.broadcast_to(ctx.b, x, a, out.update(dtype=a.dtype))
+                for x, a in zip(args, ctx.avals_in, strict=True)]
+        return ctx.b.op(hlo_op, args, [out], attrs)
+    return rule
+
+
+def elementwise_args(*args):
+    """Operands of a lax elementwise wrapper: Python scalars take the dtype of the first array
+    operand (weakly), so `lax.add(x_f16, 1.0)` stays float16 as in JAX."""
+    ref = None
+    for a in args:
+        if not isinstance(a, (bool, int, float, complex)) or isinstance(a, np.generic):
+            ref = aval_of(a)
+            break
+    if ref is None:
+        return args
+    out = []
+    for a in args:
+        if isinstance(a, (bool, int, float, complex)) and not isinstance(a, np.generic):
+            a = scalar_array(a, ref.dtype, weak_type=True)
+        out.append(a)
+    return out

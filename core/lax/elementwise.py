@@ -1,0 +1,915 @@
+"""Elementwise primitives: arithmetic, transcendental functions, comparisons and bit operations.
+
+Every primitive here is a `naryop` (or shaped like one): operands of one dtype and equal rank,
+size-1 dimensions broadcast, and rank-0 operands broadcast against any shape (as in JAX's lax). `core.numpy` adds NumPy's promotion and rank broadcasting on top.
+Dtype groups follow JAX's `lax`: e.g. `sin` takes floats and complex numbers, `abs` signed
+integers, floats and complex numbers (complex -> real), `population_count` integers only.
+"""
+import builtins
+import enum
+
+import numpy as np
+
+from .. import dtypes
+from ..interpreters import lowering
+from . import _base
+from ._base import (ANY, BOOL, COMPLEX, FLOAT, FLOAT_OR_COMPLEX, INT, INT_OR_BOOL, NUMBER, SIGNED,
+                    broadcasting_shape_rule, check_dtype_accepted, dtype_kind,
+                    elementwise_args, elementwise_lowering, standard_primitive)
+
+__all__ = [
+    "add", "sub", "mul", "div", "rem", "pow", "integer_pow", "neg", "sign", "floor", "ceil", "round",
+    "RoundingMethod", "abs", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",
+    "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "sqrt", "rsqrt",
+    "cbrt", "erf", "erfc", "erf_inv", "lgamma", "digamma", "is_finite", "max", "min", "nextafter",
+    "square", "reciprocal", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "xor", "not_",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right_arithmetic",
+    "shift_right_logical", "population_count", "clz", "real", "imag", "conj", "complex", "clamp",
+    "select_n",
+]
+
+ORDERED = INT + FLOAT + BOOL  # what lt/le/gt/ge accept: complex numbers have no order
+
+
+def _real_dtype(dtype):
+    """The real dtype of the same precision (complex64 -> float32); real dtypes map to themselves."""
+    return dtypes.finfo(dtype).dtype if dtypes.is_complex(dtype) else dtype
+
+
+def _to_bool(dtype):
+    return dtypes.bool_
+
+
+def naryop(name, accepted, result_dtype=None, hlo_op=None):
+    """`_base.naryop` whose operands may also be rank-0, broadcast against the others (as JAX's
+    lax allows: `lax.add(x, 2.0)`, `lax.mul(x, jnp.float32(2))`)."""
+    prim = _base.naryop(name, accepted, result_dtype, hlo_op)
+    dtype_eval = prim.abstract_eval
+
+    def abstract_eval(*avals, **params):
+        out = dtype_eval(*[a.update(shape=()) for a in avals], **params)
+        return out.update(shape=scalar_broadcasting_shape_rule(name, *avals))
+
+    prim.def_abstract_eval(abstract_eval)
+    return prim
+
+
+def scalar_broadcasting_shape_rule(name, *avals):
+    """`broadcasting_shape_rule` over the operands that are not rank-0 (those broadcast freely)."""
+    shaped = [a for a in avals if a.shape]
+    return broadcasting_shape_rule(name, *shaped) if shaped else ()
+
+
+# ----- arithmetic ------------------------------------------------------------------------------
+
+def add(x, y):
+    """Elementwise x + y. Example: `lax.add(jnp.ones(3), 2.0)` is `[3., 3., 3.]`."""
+    return add_p.bind(*elementwise_args(x, y))
+
+
+add_p = naryop("add", NUMBER, hlo_op="stablehlo.add")
+
+
+def sub(x, y):
+    """Elementwise x - y. Example: `lax.sub(jnp.ones(2), 3.0)` is `[-2., -2.]`."""
+    return sub_p.bind(*elementwise_args(x, y))
+
+
+sub_p = naryop("sub", NUMBER, hlo_op="stablehlo.subtract")
+
+
+def mul(x, y):
+    """Elementwise x * y. Example: `lax.mul(jnp.arange(3), 2)` is `[0, 2, 4]`."""
+    return mul_p.bind(*elementwise_args(x, y))
+
+
+mul_p = naryop("mul", NUMBER, hlo_op="stablehlo.multiply")
+
+
+def div(x, y):
+    """Elementwise x / y; integer division rounds toward zero (C semantics), unlike NumPy's `//`.
+
+    Example: `lax.div(jnp.array([-7, 7]), jnp.array([2, 2]))` is `[-3, 3]`.
+    """
+    return div_p.bind(*elementwise_args(x, y))
+
+
+div_p = naryop("div", NUMBER, hlo_op="stablehlo.divide")
+
+
+def rem(x, y):
+    """Elementwise remainder of `div`: C `fmod` semantics, the result has the sign of x.
+
+    Example: `lax.rem(jnp.array([-7, 7]), jnp.array([2, -2]))` is `[-1, 1]`.
+    """
+    return rem_p.bind(*elementwise_args(x, y))
+
+
+rem_p = naryop("rem", INT + FLOAT, hlo_op="stablehlo.remainder")
+
+
+def pow(x, y):
+    """Elementwise x ** y for floating or complex x; y has x's dtype or is an integer array.
+
+    Example: `lax.pow(jnp.array([2.0, 4.0]), jnp.array([3, 2]))` is `[8., 16.]`.
+    """
+    return pow_p.bind(*elementwise_args(x, y))
+
+
+def _pow_dtype_rule(x, y):
+    check_dtype_accepted("pow", x.dtype, FLOAT_OR_COMPLEX, 0)
+    check_dtype_accepted("pow", y.dtype, INT + FLOAT_OR_COMPLEX, 1)
+    if dtype_kind(y.dtype) not in INT and y.dtype != x.dtype:
+        raise TypeError(f"lax.pow requires y to have x's dtype or an integer dtype, got "
+                        f"{dtypes.short_name(x.dtype)}, {dtypes.short_name(y.dtype)}. "
+                        "(Tip: jnp.power is a similar function that does automatic type promotion.)")
+    return x.dtype
+
+
+def _pow_lowering(ctx, x, y):
+    aval_x, aval_y = ctx.avals_in
+    if aval_y.dtype != aval_x.dtype:
+        # stablehlo.power needs equal element types: an integer exponent is converted exactly
+        aval_y = aval_y.update(dtype=aval_x.dtype)
+        y = ctx.b.op("stablehlo.convert", [y], [aval_y])
+    return elementwise_lowering("stablehlo.power")(
+        lowering.LoweringRuleContext(ctx.b, ctx.primitive, [aval_x, aval_y], ctx.avals_out), x, y)
+
+
+pow_p = standard_primitive("pow", lambda x, y: scalar_broadcasting_shape_rule("pow", x, y), _pow_dtype_rule,
+                           lambda x, y: x.weak_type and y.weak_type)
+lowering.register(pow_p, _pow_lowering)
+
+
+def integer_pow(x, y):
+    """Elementwise x ** y for a static Python int `y`, by repeated squaring (exact for integers).
+
+    Example: `lax.integer_pow(jnp.array([2, 3]), 3)` is `[8, 27]`. Integers cannot be raised to
+    negative powers.
+    """
+    return integer_pow_p.bind(x, y=int(y))
+
+
+def _integer_pow_dtype_rule(x, *, y):
+    check_dtype_accepted("integer_pow", x.dtype, NUMBER)
+    if y < 0 and dtype_kind(x.dtype) in INT:
+        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x.str_short()}, {y})")
+    return x.dtype
+
+
+def _integer_pow_lowering(ctx, x, *, y):
+    b, aval = ctx.b, ctx.avals_out[0]
+    if y == 0:
+        return lowering.full_like(b, 1, aval)
+    acc, base, n = None, x, builtins.abs(y)
+    while True:
+        if n & 1:
+            acc = base if acc is None else b.op("stablehlo.multiply", [acc, base], [aval])
+        n >>= 1
+        if not n:
+            break
+        base = b.op("stablehlo.multiply", [base, base], [aval])
+    if y < 0:
+        acc = b.op("stablehlo.divide", [lowering.full_like(b, 1, aval), acc], [aval])
+    return acc
+
+
+integer_pow_p = standard_primitive("integer_pow", lambda x, **_: x.shape, _integer_pow_dtype_rule,
+                                   lambda x, **_: x.weak_type)
+lowering.register(integer_pow_p, _integer_pow_lowering)
+
+
+def square(x):
+    """Elementwise x * x. Example: `lax.square(jnp.array([3, -2]))` is `[9, 4]`."""
+    return square_p.bind(x)
+
+
+square_p = naryop("square", NUMBER)
+lowering.register(square_p, lambda ctx, x: ctx.b.op("stablehlo.multiply", [x, x], [ctx.avals_out[0]]))
+
+
+def reciprocal(x):
+    """Elementwise 1 / x, as `integer_pow(x, -1)` (so integers are refused, as in JAX).
+
+    Example: `lax.reciprocal(jnp.array([2.0, 4.0]))` is `[0.5, 0.25]`.
+    """
+    return integer_pow(x, -1)
+
+
+def neg(x):
+    """Elementwise -x (unsigned integers wrap). Example: `lax.neg(jnp.array([1.0]))` is `[-1.]`."""
+    return neg_p.bind(x)
+
+
+neg_p = naryop("neg", NUMBER, hlo_op="stablehlo.negate")
+
+
+def sign(x):
+    """Elementwise sign: -1, 0 or 1 (x / |x| for complex, NaN for NaN).
+
+    Example: `lax.sign(jnp.array([-2.0, 0.0, 5.0]))` is `[-1., 0., 1.]`.
+    """
+    return sign_p.bind(x)
+
+
+def _sign_lowering(ctx, x):
+    aval = ctx.avals_out[0]
+    if dtypes.is_unsigned(aval.dtype):
+        # stablehlo.sign is defined for signed types only: 0 stays 0, the rest become 1
+        zero = lowering.full_like(ctx.b, 0, aval)
+        is_zero = lowering.compare(ctx.b, x, zero, "EQ", aval)
+        return ctx.b.op("stablehlo.select", [is_zero, zero, lowering.full_like(ctx.b, 1, aval)], [aval])
+    return ctx.b.op("stablehlo.sign", [x], [aval])
+
+
+sign_p = naryop("sign", NUMBER)
+lowering.register(sign_p, _sign_lowering)
+
+
+def abs(x):
+    """Elementwise |x|; the magnitude (a real dtype) for complex x.
+
+    Example: `lax.abs(jnp.array([3+4j]))` is `[5.]` (float32).
+    """
+    return abs_p.bind(x)
+
+
+abs_p = naryop("abs", SIGNED + FLOAT_OR_COMPLEX, result_dtype=_real_dtype, hlo_op="stablehlo.abs")
+
+
+# ----- rounding --------------------------------------------------------------------------------
+
+def floor(x):
+    """Elementwise largest integer <= x, for floats. Example: `lax.floor(jnp.array([-1.5]))` is `[-2.]`."""
+    return floor_p.bind(x)
+
+
+floor_p = naryop("floor", FLOAT, hlo_op="stablehlo.floor")
+
+
+def ceil(x):
+    """Elementwise smallest integer >= x, for floats. Example: `lax.ceil(jnp.array([-1.5]))` is `[-1.]`."""
+    return ceil_p.bind(x)
+
+
+ceil_p = naryop("ceil", FLOAT, hlo_op="stablehlo.ceil")
+
+
+class RoundingMethod(enum.IntEnum):
+    """How `round` breaks ties: away from zero (C `round`) or to the nearest even (NumPy, IEEE)."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    """Elementwise round to the nearest integer, ties as `rounding_method` says.
+
+    Example: `lax.round(jnp.array([0.5, 1.5, 2.5]))` is `[1., 2., 3.]`; with
+    `rounding_method=lax.RoundingMethod.TO_NEAREST_EVEN` it is `[0., 2., 2.]`.
+    """
+    return round_p.bind(x, rounding_method=int(RoundingMethod(rounding_method)))
+
+
+def _round_lowering(ctx, x, *, rounding_method):
+    op = "stablehlo.round_nearest_even" if rounding_method == RoundingMethod.TO_NEAREST_EVEN \
+        else "stablehlo.round_nearest_afz"
+    return ctx.b.op(op, [x], [ctx.avals_out[0]])
+
+
+round_p = naryop("round", FLOAT)
+lowering.register(round_p, _round_lowering)
+
+
+# ----- exponentials, logarithms and friends ---------------------------------------------------
+
+def exp(x):
+    """Elementwise e**x. Example: `lax.exp(jnp.zeros(2))` is `[1., 1.]`."""
+    return exp_p.bind(x)
+
+
+exp_p = naryop("exp", FLOAT_OR_COMPLEX, hlo_op="stablehlo.exponential")
+
+
+def exp2(x):
+    """Elementwise 2**x. Example: `lax.exp2(jnp.array([3.0]))` is `[8.]`."""
+    return exp2_p.bind(x)
+
+
+def _exp2_lowering(ctx, x):
+    b, out = ctx.b, ctx.avals_out[0]
+    # x * log(2) rounded to float16 would lose ~|x| ulps once exponentiated: compute it in float32
+    aval = out.update(dtype=dtypes.float32) if out.dtype in (dtypes.float16, dtypes.bfloat16) else out
+    if aval is not out:
+        x = b.op("stablehlo.convert", [x], [aval])
+    scaled = b.op("stablehlo.multiply", [x, lowering.full_like(b, np.log(2.0), aval)], [aval])
+    y = b.op("stablehlo.exponential", [scaled], [aval])
+    return y if aval is out else b.op("stablehlo.convert", [y], [out])
+
+
+exp2_p = naryop("exp2", FLOAT_OR_COMPLEX)
+lowering.register(exp2_p, _exp2_lowering)
+
+
+def log(x):
+    """Elementwise natural logarithm (log(0) = -inf, log(-1) = nan). Example: `lax.log(jnp.ones(1))` is `[0.]`."""
+    return log_p.bind(x)
+
+
+log_p = naryop("log", FLOAT_OR_COMPLEX, hlo_op="stablehlo.log")
+
+
+def log1p(x):
+    """Elementwise log(1 + x), accurate for small x. Example: `lax.log1p(jnp.array([1e-8]))` ~ `[1e-8]`."""
+    return log1p_p.bind(x)
+
+
+log1p_p = naryop("log1p", FLOAT_OR_COMPLEX, hlo_op="stablehlo.log_plus_one")
+
+
+def expm1(x):
+    """Elementwise e**x - 1, accurate for small x. Example: `lax.expm1(jnp.array([1e-8]))` ~ `[1e-8]`."""
+    return expm1_p.bind(x)
+
+
+expm1_p = naryop("expm1", FLOAT_OR_COMPLEX, hlo_op="stablehlo.exponential_minus_one")
+
+
+def tanh(x):
+    """Elementwise hyperbolic tangent. Example: `lax.tanh(jnp.zeros(1))` is `[0.]`."""
+    return tanh_p.bind(x)
+
+
+tanh_p = naryop("tanh", FLOAT_OR_COMPLEX, hlo_op="stablehlo.tanh")
+
+
+def logistic(x):
+    """Elementwise 1 / (1 + e**-x). Example: `lax.logistic(jnp.zeros(1))` is `[0.5]`."""
+    return logistic_p.bind(x)
+
+
+logistic_p = naryop("logistic", FLOAT_OR_COMPLEX, hlo_op="stablehlo.logistic")
+
+
+def sqrt(x):
+    """Elementwise square root (sqrt(-1) = nan). Example: `lax.sqrt(jnp.array([4.0]))` is `[2.]`."""
+    return sqrt_p.bind(x)
+
+
+sqrt_p = naryop("sqrt", FLOAT_OR_COMPLEX, hlo_op="stablehlo.sqrt")
+
+
+def rsqrt(x):
+    """Elementwise 1 / sqrt(x). Example: `lax.rsqrt(jnp.array([4.0]))` is `[0.5]`."""
+    return rsqrt_p.bind(x)
+
+
+rsqrt_p = naryop("rsqrt", FLOAT_OR_COMPLEX, hlo_op="stablehlo.rsqrt")
+
+
+def cbrt(x):
+    """Elementwise real cube root, for floats. Example: `lax.cbrt(jnp.array([-8.0]))` is `[-2.]`."""
+    return cbrt_p.bind(x)
+
+
+cbrt_p = naryop("cbrt", FLOAT, hlo_op="stablehlo.cbrt")
+
+
+# ----- trigonometric and hyperbolic functions --------------------------------------------------
+
+def sin(x):
+    """Elementwise sine. Example: `lax.sin(jnp.zeros(1))` is `[0.]`."""
+    return sin_p.bind(x)
+
+
+sin_p = naryop("sin", FLOAT_OR_COMPLEX, hlo_op="stablehlo.sine")
+
+
+def cos(x):
+    """Elementwise cosine. Example: `lax.cos(jnp.zeros(1))` is `[1.]`."""
+    return cos_p.bind(x)
+
+
+cos_p = naryop("cos", FLOAT_OR_COMPLEX, hlo_op="stablehlo.cosine")
+
+
+def tan(x):
+    """Elementwise tangent. Example: `lax.tan(jnp.zeros(1))` is `[0.]`."""
+    return tan_p.bind(x)
+
+
+tan_p = naryop("tan", FLOAT_OR_COMPLEX, hlo_op="stablehlo.tan")
+
+
+def asin(x):
+    """Elementwise arcsine (nan outside [-1, 1] for reals). Example: `lax.asin(jnp.ones(1))` is `[pi/2]`."""
+    return asin_p.bind(x)
+
+
+asin_p = naryop("asin", FLOAT_OR_COMPLEX, hlo_op="chlo.asin")
+
+
+def acos(x):
+    """Elementwise arccosine. Example: `lax.acos(jnp.ones(1))` is `[0.]`."""
+    return acos_p.bind(x)
+
+
+acos_p = naryop("acos", FLOAT_OR_COMPLEX, hlo_op="chlo.acos")
+
+
+def atan(x):
+    """Elementwise arctangent. Example: `lax.atan(jnp.ones(1))` is `[pi/4]`."""
+    return atan_p.bind(x)
+
+
+atan_p = naryop("atan", FLOAT_OR_COMPLEX, hlo_op="chlo.atan")
+
+
+def atan2(x, y):
+    """Elementwise arctangent of x / y using the signs of both to pick the quadrant.
+
+    Example: `lax.atan2(jnp.array([1.0]), jnp.array([-1.0]))` is `[3*pi/4]`.
+    """
+    return atan2_p.bind(*elementwise_args(x, y))
+
+
+atan2_p = naryop("atan2", FLOAT_OR_COMPLEX, hlo_op="stablehlo.atan2")
+
+
+def sinh(x):
+    """Elementwise hyperbolic sine. Example: `lax.sinh(jnp.zeros(1))` is `[0.]`."""
+    return sinh_p.bind(x)
+
+
+sinh_p = naryop("sinh", FLOAT_OR_COMPLEX, hlo_op="chlo.sinh")
+
+
+def cosh(x):
+    """Elementwise hyperbolic cosine. Example: `lax.cosh(jnp.zeros(1))` is `[1.]`."""
+    return cosh_p.bind(x)
+
+
+cosh_p = naryop("cosh", FLOAT_OR_COMPLEX, hlo_op="chlo.cosh")
+
+
+def asinh(x):
+    """Elementwise inverse hyperbolic sine. Example: `lax.asinh(jnp.zeros(1))` is `[0.]`."""
+    return asinh_p.bind(x)
+
+
+asinh_p = naryop("asinh", FLOAT_OR_COMPLEX, hlo_op="chlo.asinh")
+
+
+def acosh(x):
+    """Elementwise inverse hyperbolic cosine (nan below 1). Example: `lax.acosh(jnp.ones(1))` is `[0.]`."""
+    return acosh_p.bind(x)
+
+
+acosh_p = naryop("acosh", FLOAT_OR_COMPLEX, hlo_op="chlo.acosh")
+
+
+def atanh(x):
+    """Elementwise inverse hyperbolic tangent (atanh(1) = inf). Example: `lax.atanh(jnp.zeros(1))` is `[0.]`."""
+    return atanh_p.bind(x)
+
+
+atanh_p = naryop("atanh", FLOAT_OR_COMPLEX, hlo_op="chlo.atanh")
+
+
+# ----- special functions -----------------------------------------------------------------------
+
+def erf(x):
+    """Elementwise error function. Example: `lax.erf(jnp.zeros(1))` is `[0.]`."""
+    return erf_p.bind(x)
+
+
+erf_p = naryop("erf", FLOAT, hlo_op="chlo.erf")
+
+
+def erfc(x):
+    """Elementwise complementary error function 1 - erf(x). Example: `lax.erfc(jnp.zeros(1))` is `[1.]`."""
+    return erfc_p.bind(x)
+
+
+erfc_p = naryop("erfc", FLOAT, hlo_op="chlo.erfc")
+
+
+def erf_inv(x):
+    """Elementwise inverse of `erf` (+-inf at +-1). Example: `lax.erf_inv(jnp.zeros(1))` is `[0.]`."""
+    return erf_inv_p.bind(x)
+
+
+erf_inv_p = naryop("erf_inv", FLOAT, hlo_op="chlo.erf_inv")
+
+
+def lgamma(x):
+    """Elementwise log |Gamma(x)|. Example: `lax.lgamma(jnp.array([3.0]))` is `[log 2]`."""
+    return lgamma_p.bind(x)
+
+
+lgamma_p = naryop("lgamma", FLOAT, hlo_op="chlo.lgamma")
+
+
+def digamma(x):
+    """Elementwise digamma, the derivative of lgamma. Example: `lax.digamma(jnp.ones(1))` is `[-0.5772157]`."""
+    return digamma_p.bind(x)
+
+
+digamma_p = naryop("digamma", FLOAT, hlo_op="chlo.digamma")
+
+
+def is_finite(x):
+    """Elementwise: true where x is neither infinite nor NaN, for floats.
+
+    Example: `lax.is_finite(jnp.array([1.0, jnp.inf, jnp.nan]))` is `[True, False, False]`.
+    """
+    return is_finite_p.bind(x)
+
+
+is_finite_p = naryop("is_finite", FLOAT, result_dtype=_to_bool, hlo_op="stablehlo.is_finite")
+
+
+def nextafter(x1, x2):
+    """Elementwise the next float after x1 in the direction of x2.
+
+    Example: `lax.nextafter(jnp.array([1.0]), jnp.array([2.0]))` is `[1.0000001]`.
+    """
+    return nextafter_p.bind(*elementwise_args(x1, x2))
+
+
+nextafter_p = naryop("nextafter", FLOAT, hlo_op="chlo.next_after")
+
+
+# ----- max, min, clamp, select ----------------------------------------------------------------
+
+def max(x, y):
+    """Elementwise maximum; NaN propagates; complex numbers compare lexicographically.
+
+    Example: `lax.max(jnp.array([1.0, 5.0]), jnp.array([3.0, 2.0]))` is `[3., 5.]`.
+    """
+    return max_p.bind(*elementwise_args(x, y))
+
+
+
+
+def _minmax_lowering(hlo_op, direction):
+    plain = elementwise_lowering(hlo_op)
+
+    def rule(ctx, x, y):
+        out = ctx.avals_out[0]
+        if not dtypes.is_complex(out.dtype):
+            return plain(ctx, x, y)
+        # stablehlo's complex maximum/minimum ignore the imaginary part on ties: compare
+        # lexicographically (real part, then imaginary part), as NumPy and JAX do
+        b, part = ctx.b, out.update(dtype=_real_dtype(out.dtype))
+        x, y = [lowering.broadcast_to(b, v, a, out) for v, a in zip((x, y), ctx.avals_in, strict=True)]
+        rx, ry = b.op("stablehlo.real", [x], [part]), b.op("stablehlo.real", [y], [part])
+        ix, iy = b.op("stablehlo.imag", [x], [part]), b.op("stablehlo.imag", [y], [part])
+        real_wins = lowering.compare(b, rx, ry, direction, part)
+        real_tie = lowering.compare(b, rx, ry, "EQ", part)
+        imag_wins = lowering.compare(b, ix, iy, direction, part)
+        tie_wins = b.op("stablehlo.and", [real_tie, imag_wins], [b.type_of(real_tie)])
+        pick_x = b.op("stablehlo.or", [real_wins, tie_wins], [b.type_of(real_wins)])
+        return b.op("stablehlo.select", [pick_x, x, y], [out])
+    return rule
+
+
+max_p = naryop("max", ANY)
+lowering.register(max_p, _minmax_lowering("stablehlo.maximum", "GT"))
+
+
+def min(x, y):
+    """Elementwise minimum; NaN propagates; complex numbers compare lexicographically.
+
+    Example: `lax.min(jnp.array([1.0, 5.0]), jnp.array([3.0, 2.0]))` is `[1., 2.]`.
+    """
+    return min_p.bind(*elementwise_args(x, y))
+
+
+min_p = naryop("min", ANY)
+lowering.register(min_p, _minmax_lowering("stablehlo.minimum", "LT"))
+
+
+def clamp(min, x, max):
+    """Elementwise `min(max(x, min), max)`; `min` and `max` are scalars or have x's shape.
+
+    Example: `lax.clamp(0.0, jnp.array([-1.0, 0.5, 2.0]), 1.0)` is `[0., 0.5, 1.]`.
+    """
+    x, min, max = elementwise_args(x, min, max)  # Python scalar bounds take x's dtype
+    return clamp_p.bind(min, x, max)
+
+
+def _clamp_dtype_rule(min, operand, max):
+    for i, a in enumerate((min, operand, max)):
+        check_dtype_accepted("clamp", a.dtype, ANY, i)
+    if min.dtype != operand.dtype or max.dtype != operand.dtype:
+        raise TypeError("lax.clamp requires arguments to have the same dtypes, got "
+                        f"{', '.join(dtypes.short_name(a.dtype) for a in (min, operand, max))}. "
+                        "(Tip: jnp.clip is a similar function that does automatic type promotion on inputs.)")
+    return operand.dtype
+
+
+def _clamp_shape_rule(min, operand, max):
+    for name, bound in (("min", min), ("max", max)):
+        if bound.shape and bound.shape != operand.shape:
+            raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == (), got "
+                            f"{name}.shape={bound.shape}, operand.shape={operand.shape}.")
+    return operand.shape
+
+
+def _clamp_lowering(ctx, lo, x, hi):
+    # stablehlo.clamp takes rank-0 bounds as they are: no broadcast needed
+    return ctx.b.op("stablehlo.clamp", [lo, x, hi], [ctx.avals_out[0]])
+
+
+clamp_p = standard_primitive("clamp", _clamp_shape_rule, _clamp_dtype_rule, lambda mn, x, mx: x.weak_type)
+lowering.register(clamp_p, _clamp_lowering)
+
+
+def select_n(which, *cases):
+    """Pick elementwise from `cases` by `which`: `cases[which]`.
+
+    `which` is bool (then at most two cases: False picks `cases[0]`) or int32, a scalar or of the
+    cases' shape; the cases share one shape and dtype. Out-of-range `which` values pick an
+    unspecified case. Example: `lax.select_n(jnp.array([True, False]), jnp.zeros(2), jnp.ones(2))`
+    is `[1., 0.]`.
+    """
+    if not cases:
+        raise ValueError("select_n() must have at least one case")
+    return select_n_p.bind(which, *elementwise_args(*cases))
+
+
+def _select_n_shape_rule(which, *cases):
+    shape = cases[0].shape
+    for c in cases[1:]:
+        if c.shape != shape:
+            raise TypeError(f"select cases must have the same shapes, got "
+                            f"[{', '.join(str(c.shape) for c in cases)}].")
+    if which.shape and which.shape != shape:
+        raise TypeError(f"select `which` must be scalar or have the same shape as cases, got `which` "
+                        f"shape {which.shape} but case shape {shape}.")
+    return shape
+
+
+def _select_n_dtype_rule(which, *cases):
+    kind = dtype_kind(which.dtype)
+    if kind == "b":
+        if len(cases) > 2:
+            raise TypeError("select with boolean `which` cannot have > 2 cases.")
+    elif which.dtype != dtypes.int32:
+        raise TypeError(f"select `which` must be boolean or int32 type, got {dtypes.short_name(which.dtype)}.")
+    first = cases[0].dtype
+    if any(c.dtype != first for c in cases):
+        raise TypeError("lax.select_n requires arguments to have the same dtypes, got "
+                        f"{', '.join(dtypes.short_name(c.dtype) for c in cases)}. "
+                        "(Tip: jnp.where is a similar function that does automatic type promotion on inputs).")
+    return first
+
+
+def _select_n_lowering(ctx, which, *cases):
+    b, aval = ctx.b, ctx.avals_out[0]
+    which_aval = ctx.avals_in[0]
+    if len(cases) == 1:
+        return cases[0]
+    if dtypes.is_bool(which_aval.dtype):
+        return b.op("stablehlo.select", [which, cases[1], cases[0]], [aval])
+
+    def pick(lo, hi):
+        # a balanced tree of selects: `which < mid` chooses between the two halves
+        if hi - lo == 1:
+            return cases[lo]
+        mid = (lo + hi) // 2
+        limit = lowering.full_like(b, mid, which_aval)
+        pred = lowering.compare(b, which, limit, "LT", which_aval)
+        return b.op("stablehlo.select", [pred, pick(lo, mid), pick(mid, hi)], [aval])
+
+    return pick(0, len(cases))
+
+
+select_n_p = standard_primitive("select_n", _select_n_shape_rule, _select_n_dtype_rule,
+                                lambda which, *cases: all(c.weak_type for c in cases))
+lowering.register(select_n_p, _select_n_lowering)
+
+
+# ----- comparisons -----------------------------------------------------------------------------
+
+def _comparison(name, direction, accepted):
+    def rule(ctx, x, y):
+        out = ctx.avals_out[0]
+        ax, ay = ctx.avals_in
+        x = lowering.broadcast_to(ctx.b, x, ax, out.update(dtype=ax.dtype))
+        y = lowering.broadcast_to(ctx.b, y, ay, out.update(dtype=ay.dtype))
+        return lowering.compare(ctx.b, x, y, direction, ax, out.shape)
+    prim = naryop(name, accepted, result_dtype=_to_bool)
+    lowering.register(prim, rule)
+    return prim
+
+
+def eq(x, y):
+    """Elementwise x == y (bool). Example: `lax.eq(jnp.array([1, 2]), 2)` is `[False, True]`."""
+    return eq_p.bind(*elementwise_args(x, y))
+
+
+eq_p = _comparison("eq", "EQ", ANY)
+
+
+def ne(x, y):
+    """Elementwise x != y (bool); NaN != NaN. Example: `lax.ne(jnp.array([1, 2]), 2)` is `[True, False]`."""
+    return ne_p.bind(*elementwise_args(x, y))
+
+
+ne_p = _comparison("ne", "NE", ANY)
+
+
+def lt(x, y):
+    """Elementwise x < y (bool). Example: `lax.lt(jnp.array([1, 2]), 2)` is `[True, False]`."""
+    return lt_p.bind(*elementwise_args(x, y))
+
+
+lt_p = _comparison("lt", "LT", ORDERED)
+
+
+def le(x, y):
+    """Elementwise x <= y (bool). Example: `lax.le(jnp.array([1, 3]), 2)` is `[True, False]`."""
+    return le_p.bind(*elementwise_args(x, y))
+
+
+le_p = _comparison("le", "LE", ORDERED)
+
+
+def gt(x, y):
+    """Elementwise x > y (bool). Example: `lax.gt(jnp.array([1, 3]), 2)` is `[False, True]`."""
+    return gt_p.bind(*elementwise_args(x, y))
+
+
+gt_p = _comparison("gt", "GT", ORDERED)
+
+
+def ge(x, y):
+    """Elementwise x >= y (bool). Example: `lax.ge(jnp.array([1, 2]), 2)` is `[False, True]`."""
+    return ge_p.bind(*elementwise_args(x, y))
+
+
+ge_p = _comparison("ge", "GE", ORDERED)
+
+
+# ----- bitwise and logical operations ----------------------------------------------------------
+
+def and_(x, y):
+    """Elementwise bitwise AND (logical for bool). Example: `lax.and_(jnp.array([6]), 3)` is `[2]`."""
+    return and_p.bind(*elementwise_args(x, y))
+
+
+and_p = naryop("and", INT_OR_BOOL, hlo_op="stablehlo.and")
+
+
+def or_(x, y):
+    """Elementwise bitwise OR (logical for bool). Example: `lax.or_(jnp.array([6]), 3)` is `[7]`."""
+    return or_p.bind(*elementwise_args(x, y))
+
+
+or_p = naryop("or", INT_OR_BOOL, hlo_op="stablehlo.or")
+
+
+def xor(x, y):
+    """Elementwise bitwise XOR (logical for bool). Example: `lax.xor(jnp.array([6]), 3)` is `[5]`."""
+    return xor_p.bind(*elementwise_args(x, y))
+
+
+xor_p = naryop("xor", INT_OR_BOOL, hlo_op="stablehlo.xor")
+
+
+def not_(x):
+    """Elementwise bitwise NOT (logical for bool). Example: `lax.not_(jnp.array([0], jnp.int8))` is `[-1]`."""
+    return not_p.bind(x)
+
+
+not_p = naryop("not", INT_OR_BOOL, hlo_op="stablehlo.not")
+
+# JAX's newer names for the same primitives
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, not_
+
+
+def shift_left(x, y):
+    """Elementwise x << y; shift amounts outside [0, bits) give 0 (as XLA defines it).
+
+    Example: `lax.shift_left(jnp.array([1, 1]), jnp.array([3, 40]))` is `[8, 0]`.
+    """
+    return shift_left_p.bind(*elementwise_args(x, y))
+
+
+shift_left_p = naryop("shift_left", INT, hlo_op="stablehlo.shift_left")
+
+
+def shift_right_arithmetic(x, y):
+    """Elementwise x >> y filling with the sign bit; amounts outside [0, bits) shift all bits out
+    (giving 0 or -1). Example: `lax.shift_right_arithmetic(jnp.array([-8]), 1)` is `[-4]`."""
+    return shift_right_arithmetic_p.bind(*elementwise_args(x, y))
+
+
+shift_right_arithmetic_p = naryop("shift_right_arithmetic", INT, hlo_op="stablehlo.shift_right_arithmetic")
+
+
+def shift_right_logical(x, y):
+    """Elementwise x >> y filling with zeros; amounts outside [0, bits) give 0.
+
+    Example: `lax.shift_right_logical(jnp.array([-8], jnp.int8), 1)` is `[124]`.
+    """
+    return shift_right_logical_p.bind(*elementwise_args(x, y))
+
+
+shift_right_logical_p = naryop("shift_right_logical", INT, hlo_op="stablehlo.shift_right_logical")
+
+
+def population_count(x):
+    """Elementwise number of set bits. Example: `lax.population_count(jnp.array([7, -1], jnp.int8))` is `[3, 8]`."""
+    return population_count_p.bind(x)
+
+
+population_count_p = naryop("population_count", INT, hlo_op="stablehlo.popcnt")
+
+
+def clz(x):
+    """Elementwise count of leading zero bits. Example: `lax.clz(jnp.array([1], jnp.int32))` is `[31]`."""
+    return clz_p.bind(x)
+
+
+clz_p = naryop("clz", INT, hlo_op="stablehlo.count_leading_zeros")
+
+
+# ----- complex numbers -------------------------------------------------------------------------
+
+def real(x):
+    """Elementwise real part of a complex array. Example: `lax.real(jnp.array([1+2j]))` is `[1.]`."""
+    return real_p.bind(x)
+
+
+real_p = naryop("real", COMPLEX, result_dtype=_real_dtype, hlo_op="stablehlo.real")
+
+
+def imag(x):
+    """Elementwise imaginary part of a complex array. Example: `lax.imag(jnp.array([1+2j]))` is `[2.]`."""
+    return imag_p.bind(x)
+
+
+imag_p = naryop("imag", COMPLEX, result_dtype=_real_dtype, hlo_op="stablehlo.imag")
+
+_COMPLEX_OF = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128}
+
+
+def _check_complex_parts(name, *avals):
+    for i, a in enumerate(avals):
+        if a.dtype not in _COMPLEX_OF and not (name == "conj" and dtypes.is_complex(a.dtype)):
+            accepted = "float32, float64" + (", complex64, complex128" if name == "conj" else "")
+            where = f" (operand {i})" if len(avals) > 1 else ""
+            raise TypeError(f"{name} does not accept dtype {dtypes.short_name(a.dtype)}{where}. "
+                            f"Accepted dtypes are {accepted}.")
+
+
+def conj(x):
+    """Elementwise complex conjugate; a float32/float64 input gives a complex result.
+
+    Example: `lax.conj(jnp.array([1+2j]))` is `[1-2j]`.
+    """
+    return conj_p.bind(x)
+
+
+def _conj_dtype_rule(x):
+    _check_complex_parts("conj", x)
+    return x.dtype if dtypes.is_complex(x.dtype) else _COMPLEX_OF[x.dtype]
+
+
+def _conj_lowering(ctx, x):
+    b, aval_in, aval = ctx.b, ctx.avals_in[0], ctx.avals_out[0]
+    part = aval.update(dtype=_real_dtype(aval.dtype))
+    if dtypes.is_complex(aval_in.dtype):
+        re = b.op("stablehlo.real", [x], [part])
+        im = b.op("stablehlo.negate", [b.op("stablehlo.imag", [x], [part])], [part])
+    else:
+        re, im = x, lowering.full_like(b, 0, part)
+    return b.op("stablehlo.complex", [re, im], [aval])
+
+
+conj_p = standard_primitive("conj", lambda x: x.shape, _conj_dtype_rule, lambda x: x.weak_type)
+lowering.register(conj_p, _conj_lowering)
+
+
+def complex(x, y):
+    """Elementwise x + i*y from two float32 (or float64) arrays.
+
+    Example: `lax.complex(jnp.array([1.0]), jnp.array([2.0]))` is `[1+2j]` (complex64).
+    """
+    return complex_p.bind(*elementwise_args(x, y))
+
+
+def _complex_dtype_rule(x, y):
+    _check_complex_parts("complex", x, y)
+    if x.dtype != y.dtype:
+        raise TypeError(f"lax.complex requires arguments to have the same dtypes, got "
+                        f"{dtypes.short_name(x.dtype)}, {dtypes.short_name(y.dtype)}.")
+    return _COMPLEX_OF[x.dtype]
+
+
+complex_p = standard_primitive("complex", lambda x, y: scalar_broadcasting_shape_rule("complex", x, y),
+                               _complex_dtype_rule, lambda x, y: x.weak_type and y.weak_type)
+lowering.register(complex_p, elementwise_lowering("stablehlo.complex"))
+

@@ -1,0 +1,606 @@
+"""Reductions over axes: sum, prod, max, min, and, or, xor; argmax/argmin; cumulative ops; windows.
+
+Every monoid reduction lowers to one `stablehlo.reduce` whose init value is the monoid's identity
+for the dtype (`identity(kind, dtype)`), so reducing a size-0 axis gives the identity, as in JAX.
+Cumulative ops lower to `stablehlo.reduce_window` with a window as long as the axis, padded on one
+side (XLA's own formulation); window reductions (pooling) to `stablehlo.reduce_window`.
+"""
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..avals import ShapedArray
+from ..interpreters import lowering
+from ..interpreters.lowering import i64_array
+from ._base import (INT_OR_BOOL, NUMBER, REAL, BOOL, FLOAT, aval_of, check_dtype_accepted,
+                    standard_primitive)
+
+__all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
+           "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
+           "reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min", "reduce",
+           "padtype_to_pads"]
+
+
+def identity(kind, dtype):
+    """The identity of monoid `kind` ('add', 'mul', 'max', 'min', 'and', 'or', 'xor') in `dtype`."""
+    dtype = np.dtype(dtype)
+    if kind in ("add", "or", "xor"):
+        return False if dtype == dtypes.bool_ else 0
+    if kind == "mul":
+        return True if dtype == dtypes.bool_ else 1
+    if kind == "and":
+        return True if dtype == dtypes.bool_ else -1 if dtype.kind == "i" else np.iinfo(dtype).max
+    if dtype == dtypes.bool_:
+        return kind == "min"
+    if dtypes.is_float(dtype):
+        return -np.inf if kind == "max" else np.inf
+    info = np.iinfo(dtype)
+    return info.min if kind == "max" else info.max
+
+
+_HLO_OPS = {"add": "stablehlo.add", "mul": "stablehlo.multiply", "max": "stablehlo.maximum",
+            "min": "stablehlo.minimum", "and": "stablehlo.and", "or": "stablehlo.or", "xor": "stablehlo.xor"}
+
+
+def _reduced_shape(name, operand, axes):
+    axes = tuple(axes)
+    if any(a < 0 or a >= operand.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: axes {axes} are out of range or repeated for an operand of shape "
+                         f"{operand.shape}")
+    return tuple(d for i, d in enumerate(operand.shape) if i not in axes)
+
+
+def reduction_lowering(hlo_op, identity):
+    """Lower a reduction to `stablehlo.reduce` with a body applying `hlo_op`; `identity(dtype)` is
+    the init value."""
+    def rule(ctx, x, *, axes):
+        aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+        scalar = aval_out.update(shape=())
+        init = ctx.b.constant(identity(aval_in.dtype), aval_in.dtype, ())
+
+        def body(b, acc, v):
+            return b.op(hlo_op, [acc, v], [scalar])
+
+        region = ctx.b.region([scalar, scalar], body)
+        return ctx.b.op("stablehlo.reduce", [x, init], [aval_out], {"dimensions": i64_array(axes)},
+                        regions=[region])
+    return rule
+
+
+def _monoid_reduction(name, kind, accepted):
+    """A reduction primitive over `axes` for monoid `kind`, keeping the operand's dtype."""
+    def dtype_rule(operand, *, axes):
+        check_dtype_accepted(name, operand.dtype, accepted)
+        return operand.dtype
+
+    def shape_rule(operand, *, axes):
+        return _reduced_shape(name, operand, axes)
+
+    prim = standard_primitive(name, shape_rule, dtype_rule, lambda operand, **_: operand.weak_type)
+    lowering.register(prim, reduction_lowering(_HLO_OPS[kind], lambda dt: identity(kind, dt)))
+    return prim
+
+
+def _axes(axes):
+    return tuple(int(a) for a in axes)
+
+
+# ----- reduce_sum ----------------------------------------------------------------------------
+
+def reduce_sum(operand, axes):
+    """Sum `operand` over `axes` (a tuple of non-negative ints).
+
+    Example: `lax.reduce_sum(jnp.ones((2, 3)), (1,))` is `[3., 3.]`.
+    """
+    return reduce_sum_p.bind(operand, axes=_axes(axes))
+
+
+reduce_sum_p = _monoid_reduction("reduce_sum", "add", NUMBER)
+
+
+# ----- reduce_prod ---------------------------------------------------------------------------
+
+def reduce_prod(operand, axes):
+    """Multiply the elements of `operand` over `axes`; an empty axis gives 1.
+
+    Example: `lax.reduce_prod(jnp.array([[1., 2.], [3., 4.]]), (1,))` is `[2., 12.]`.
+    """
+    return reduce_prod_p.bind(operand, axes=_axes(axes))
+
+
+reduce_prod_p = _monoid_reduction("reduce_prod", "mul", NUMBER)
+
+
+# ----- reduce_max ----------------------------------------------------------------------------
+
+def reduce_max(operand, axes):
+    """The maximum of `operand` over `axes`; NaN propagates; an empty axis gives the dtype's lowest
+    value (-inf, iinfo.min or False).
+
+    Example: `lax.reduce_max(jnp.array([[1, 5], [7, 2]]), (0,))` is `[7, 5]`.
+    """
+    return reduce_max_p.bind(operand, axes=_axes(axes))
+
+
+reduce_max_p = _monoid_reduction("reduce_max", "max", REAL + BOOL)
+
+
+# ----- reduce_min ----------------------------------------------------------------------------
+
+def reduce_min(operand, axes):
+    """The minimum of `operand` over `axes`; NaN propagates; an empty axis gives the dtype's highest
+    value (+inf, iinfo.max or True).
+
+    Example: `lax.reduce_min(jnp.array([[1, 5], [7, 2]]), (1,))` is `[1, 2]`.
+    """
+    return reduce_min_p.bind(operand, axes=_axes(axes))
+
+
+reduce_min_p = _monoid_reduction("reduce_min", "min", REAL + BOOL)
+
+
+# ----- reduce_and / reduce_or / reduce_xor ---------------------------------------------------
+
+def reduce_and(operand, axes):
+    """Logical (bool) or bitwise (int) AND over `axes`; an empty axis gives True / all bits set.
+
+    Example: `lax.reduce_and(jnp.array([True, False]), (0,))` is `False`.
+    """
+    return reduce_and_p.bind(operand, axes=_axes(axes))
+
+
+reduce_and_p = _monoid_reduction("reduce_and", "and", INT_OR_BOOL)
+
+
+def reduce_or(operand, axes):
+    """Logical (bool) or bitwise (int) OR over `axes`; an empty axis gives False / 0.
+
+    Example: `lax.reduce_or(jnp.array([True, False]), (0,))` is `True`.
+    """
+    return reduce_or_p.bind(operand, axes=_axes(axes))
+
+
+reduce_or_p = _monoid_reduction("reduce_or", "or", INT_OR_BOOL)
+
+
+def reduce_xor(operand, axes):
+    """Logical (bool) or bitwise (int) XOR over `axes`; an empty axis gives False / 0.
+
+    Example: `lax.reduce_xor(jnp.array([True, True, True]), (0,))` is `True`.
+    """
+    return reduce_xor_p.bind(operand, axes=_axes(axes))
+
+
+reduce_xor_p = _monoid_reduction("reduce_xor", "xor", INT_OR_BOOL)
+
+
+# ----- argmax / argmin -----------------------------------------------------------------------
+
+def argmax(operand, axis, index_dtype):
+    """The index of the largest element along `axis`, as `index_dtype`; the first one on ties,
+    and NaN counts as the largest value (as `numpy.argmax`). An empty axis gives 0.
+
+    Example: `lax.argmax(jnp.array([1., 3., 3.]), 0, jnp.int32)` is `1`.
+    """
+    return argmax_p.bind(operand, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def argmin(operand, axis, index_dtype):
+    """The index of the smallest element along `axis`, as `index_dtype`; the first one on ties,
+    and NaN counts as the smallest value (as `numpy.argmin`). An empty axis gives 0.
+
+    Example: `lax.argmin(jnp.array([2., 1., 1.]), 0, jnp.int32)` is `1`.
+    """
+    return argmin_p.bind(operand, axes=(int(axis),), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def _argminmax_primitive(name, direction, kind):
+    def shape_rule(operand, *, axes, index_dtype):
+        if len(axes) != 1:
+            raise ValueError(f"{name} takes exactly one axis, got axes {axes}")
+        return _reduced_shape(name, operand, axes)
+
+    def dtype_rule(operand, *, axes, index_dtype):
+        check_dtype_accepted(name, operand.dtype, REAL + BOOL)
+        if not dtypes.is_int(index_dtype):
+            raise TypeError(f"{name}: index_dtype must be an integer type, got {index_dtype}")
+        return index_dtype
+
+    def lower(ctx, x, *, axes, index_dtype):
+        b = ctx.b
+        aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+        dt = aval_in.dtype
+        iota = b.op("stablehlo.iota", [], [aval_in.update(dtype=index_dtype)],
+                    {"iota_dimension": f"{axes[0]} : i64"})
+        init_v = b.constant(identity(kind, dt), dt, ())
+        init_i = b.constant(0, index_dtype, ())
+        sv, si = ShapedArray((), dt), ShapedArray((), index_dtype)
+
+        def body(r, av, ai, bv, bi):
+            # Keep (av, ai) over (bv, bi) when av is strictly better, or NaN while bv is not, or they
+            # tie (equal, or both NaN) and ai comes first: an order-independent "first winner".
+            better = lowering.compare(r, av, bv, direction, sv)
+            if dtypes.is_float(dt):
+                a_nan = lowering.compare(r, av, av, "NE", sv)
+                b_nan = lowering.compare(r, bv, bv, "NE", sv)
+                b_num = r.op("stablehlo.not", [b_nan], [sv.update(dtype=dtypes.bool_)])
+                better = _or(r, better, _and(r, a_nan, b_num))
+                same = _or(r, lowering.compare(r, av, bv, "EQ", sv), _and(r, a_nan, b_nan))
+            else:
+                same = lowering.compare(r, av, bv, "EQ", sv)
+            first = lowering.compare(r, ai, bi, "LT", si)
+            keep_a = _or(r, better, _and(r, same, first))
+            return [r.op("stablehlo.select", [keep_a, av, bv], [sv]),
+                    r.op("stablehlo.select", [keep_a, ai, bi], [si])]
+
+        region = b.region([sv, si, sv, si], body)
+        outs = b.op("stablehlo.reduce", [x, iota, init_v, init_i],
+                    [aval_out.update(dtype=dt), aval_out], {"dimensions": i64_array(axes)}, regions=[region])
+        return outs[1]
+
+    prim = standard_primitive(name, shape_rule, dtype_rule)
+    lowering.register(prim, lower)
+    return prim
+
+
+def _and(b, x, y):
+    return b.op("stablehlo.and", [x, y], [b.type_of(x)])
+
+
+def _or(b, x, y):
+    return b.op("stablehlo.or", [x, y], [b.type_of(x)])
+
+
+argmax_p = _argminmax_primitive("argmax", "GT", "max")
+argmin_p = _argminmax_primitive("argmin", "LT", "min")
+
+
+# ----- reduce_window -------------------------------------------------------------------------
+
+def padtype_to_pads(in_shape, window_shape, window_strides, padding):
+    """Explicit (low, high) pads for 'VALID' (none) or 'SAME' (output size ceil(n / stride), the
+    extra pad on the high side), as `lax.padtype_to_pads`."""
+    if not isinstance(padding, str):
+        return tuple((int(lo), int(hi)) for lo, hi in padding)
+    mode = padding.upper()
+    if mode == "VALID":
+        return ((0, 0),) * len(in_shape)
+    if mode not in ("SAME", "SAME_LOWER"):
+        raise ValueError(f"Unknown padding type: {padding!r}; expected 'SAME', 'SAME_LOWER', 'VALID' "
+                         "or a sequence of (low, high) pairs.")
+    pads = []
+    for n, w, s in zip(in_shape, window_shape, window_strides, strict=True):
+        out = -(-n // s)
+        total = max(0, (out - 1) * s + w - n)
+        lo = total // 2 if mode == "SAME" else total - total // 2
+        pads.append((lo, total - lo))
+    return tuple(pads)
+
+
+def _window_params(name, operand_shape, window_dimensions, window_strides, padding, base_dilation,
+                   window_dilation):
+    n = len(operand_shape)
+    window_dimensions = tuple(int(d) for d in window_dimensions)
+    window_strides = tuple(int(s) for s in window_strides)
+    base_dilation = (1,) * n if base_dilation is None else tuple(int(d) for d in base_dilation)
+    window_dilation = (1,) * n if window_dilation is None else tuple(int(d) for d in window_dilation)
+    for what, v in (("window_dimensions", window_dimensions), ("window_strides", window_strides),
+                    ("base_dilation", base_dilation), ("window_dilation", window_dilation)):
+        if len(v) != n:
+            raise TypeError(f"{name}: {what} must have one entry per operand dimension; got {what} {v} for "
+                            f"an operand of shape {tuple(operand_shape)}.")
+    if isinstance(padding, str):
+        # as JAX: 'SAME' sizes the output from the undilated operand and the dilated window
+        dilated_w = tuple((w - 1) * wd + 1 for w, wd in zip(window_dimensions, window_dilation))
+        padding = padtype_to_pads(operand_shape, dilated_w, window_strides, padding)
+    else:
+        padding = tuple((int(lo), int(hi)) for lo, hi in padding)
+        if len(padding) != n:
+            raise TypeError(f"{name}: padding must have one (low, high) pair per operand dimension; got "
+                            f"{padding} for an operand of shape {tuple(operand_shape)}.")
+    return window_dimensions, window_strides, padding, base_dilation, window_dilation
+
+
+def _reduce_window_shape_rule(name, operand, window_dimensions, window_strides, padding, base_dilation,
+                              window_dilation):
+    out = []
+    for d, w, s, (lo, hi), bd, wd in zip(operand.shape, window_dimensions, window_strides, padding,
+                                         base_dilation, window_dilation, strict=True):
+        if w < 1 or s < 1 or bd < 1 or wd < 1:
+            raise TypeError(f"{name}: window dimensions, strides and dilations must be positive; got "
+                            f"window_dimensions {window_dimensions}, window_strides {window_strides}, "
+                            f"base_dilation {base_dilation}, window_dilation {window_dilation}.")
+        size = ((d - 1) * bd + 1 if d else 0) + lo + hi
+        win = (w - 1) * wd + 1
+        out.append(0 if size < win else (size - win) // s + 1)
+    return tuple(out)
+
+
+def _reduce_window_hlo(b, x, init, aval_out, hlo_op, dtype, window_dimensions, window_strides, padding,
+                       base_dilation, window_dilation, body=None):
+    """Emit `stablehlo.reduce_window` of one operand with a scalar body applying `hlo_op` (or `body`)."""
+    scalar = ShapedArray((), dtype)
+    if body is None:
+        def body(r, acc, v):
+            return r.op(hlo_op, [acc, v], [scalar])
+    region = b.region([scalar, scalar], body)
+    n = len(window_dimensions)
+    attrs = {"window_dimensions": i64_array(window_dimensions),
+             "window_strides": i64_array(window_strides),
+             "base_dilations": i64_array(base_dilation),
+             "window_dilations": i64_array(window_dilation)}
+    if n:
+        pads = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
+        attrs["padding"] = f"dense<[{pads}]> : tensor<{n}x2xi64>"
+    return b.op("stablehlo.reduce_window", [x, init], [aval_out], attrs, regions=[region])
+
+
+def _reduce_window_primitive(name, kind, accepted):
+    """A JAX-style `reduce_window_<kind>_p`: the monoid's identity is the init (and padding) value."""
+    def shape_rule(operand, **p):
+        return _reduce_window_shape_rule(name, operand, **p)
+
+    def dtype_rule(operand, **p):
+        check_dtype_accepted(name, operand.dtype, accepted)
+        return operand.dtype
+
+    def lower(ctx, x, **p):
+        dt = ctx.avals_in[0].dtype
+        init = ctx.b.constant(identity(kind, dt), dt, ())
+        return _reduce_window_hlo(ctx.b, x, init, ctx.avals_out[0], _HLO_OPS[kind], dt, **p)
+
+    prim = standard_primitive(name, shape_rule, dtype_rule, lambda operand, **_: operand.weak_type)
+    lowering.register(prim, lower)
+    return prim
+
+
+def _bind_window(prim, operand, window_dimensions, window_strides, padding, base_dilation, window_dilation):
+    params = _window_params(prim.name, aval_of(operand).shape, window_dimensions, window_strides, padding,
+                            base_dilation, window_dilation)
+    names = ("window_dimensions", "window_strides", "padding", "base_dilation", "window_dilation")
+    return prim.bind(operand, **dict(zip(names, params, strict=True)))
+
+
+def reduce_window_sum(operand, window_dimensions, window_strides, padding, base_dilation=None,
+                      window_dilation=None):
+    """Sum over sliding windows (sum pooling); padding counts as 0.
+
+    Example: `lax.reduce_window_sum(jnp.arange(4.), (2,), (1,), 'VALID')` is `[1., 3., 5.]`.
+    """
+    return _bind_window(reduce_window_sum_p, operand, window_dimensions, window_strides, padding,
+                        base_dilation, window_dilation)
+
+
+reduce_window_sum_p = _reduce_window_primitive("reduce_window_sum", "add", NUMBER)
+
+
+def reduce_window_max(operand, window_dimensions, window_strides, padding, base_dilation=None,
+                      window_dilation=None):
+    """Maximum over sliding windows (max pooling); padding counts as -inf (the dtype's lowest).
+
+    Example: `lax.reduce_window_max(jnp.array([1., 3., 2.]), (2,), (1,), 'VALID')` is `[3., 3.]`.
+    """
+    return _bind_window(reduce_window_max_p, operand, window_dimensions, window_strides, padding,
+                        base_dilation, window_dilation)
+
+
+reduce_window_max_p = _reduce_window_primitive("reduce_window_max", "max", REAL + BOOL)
+
+
+def reduce_window_min(operand, window_dimensions, window_strides, padding, base_dilation=None,
+                      window_dilation=None):
+    """Minimum over sliding windows; padding counts as +inf (the dtype's highest).
+
+    Example: `lax.reduce_window_min(jnp.array([1., 3., 2.]), (2,), (1,), 'VALID')` is `[1., 2.]`.
+    """
+    return _bind_window(reduce_window_min_p, operand, window_dimensions, window_strides, padding,
+                        base_dilation, window_dilation)
+
+
+reduce_window_min_p = _reduce_window_primitive("reduce_window_min", "min", REAL + BOOL)
+
+
+def _monoid_kind(computation):
+    """'add', 'mul', 'max', ... for a lax binary function, or None."""
+    from .. import lax
+    for kind, names in (("add", ("add",)), ("mul", ("mul",)), ("max", ("max",)), ("min", ("min",)),
+                        ("and", ("bitwise_and", "and_")), ("or", ("bitwise_or", "or_")),
+                        ("xor", ("bitwise_xor", "xor"))):
+        for n in names:
+            if getattr(lax, n, None) is not None and computation is getattr(lax, n):
+                return kind
+    return None
+
+
+def _concrete_scalar(x):
+    """The Python value of a concrete scalar init value, or None when it is traced."""
+    from ..trace import Tracer
+    if isinstance(x, Tracer):
+        return None
+    v = np.asarray(x)
+    return v.item() if v.ndim == 0 else None
+
+
+def _is_identity(kind, init, dtype):
+    v = _concrete_scalar(init)
+    if v is None:
+        return False
+    ident = identity(kind, dtype)
+    if np.dtype(dtype).kind in "iu" and kind == "and":
+        return int(v) == int(np.array(ident).astype(dtype))
+    return v == ident
+
+
+def reduce_window(operand, init_value, computation, window_dimensions, window_strides, padding,
+                  base_dilation=None, window_dilation=None):
+    """Reduce sliding windows of `operand` with `computation` in (lax.add, lax.max, lax.min),
+    starting from `init_value`, which (as in XLA) also fills the padding.
+
+    `padding` is 'SAME', 'VALID' or a sequence of (low, high) pairs. Example, 2x2 max pooling:
+    `lax.reduce_window(x, -jnp.inf, lax.max, (2, 2), (2, 2), 'VALID')`.
+    """
+    kind = _monoid_kind(computation)
+    prims = {"add": reduce_window_sum_p, "max": reduce_window_max_p, "min": reduce_window_min_p}
+    if kind not in prims:
+        raise NotImplementedError("reduce_window supports computation in (lax.add, lax.max, lax.min); got "
+                                  f"{computation!r}.")
+    dtype = aval_of(operand).dtype
+    out = _bind_window(prims[kind], operand, window_dimensions, window_strides, padding, base_dilation,
+                       window_dilation)
+    if _is_identity(kind, init_value, dtype):
+        return out
+    from .structural import broadcast_in_dim, convert_element_type
+    init = convert_element_type(init_value, dtype)
+    init = broadcast_in_dim(init, aval_of(out).shape, ())
+    if kind != "add":
+        # max and min are idempotent: padding filled with init changes nothing beyond init itself
+        return computation(out, init)
+    # a sum counts init once, plus once for every padding (or dilation) slot inside each window
+    from .elementwise import add, mul, sub
+    ones = broadcast_in_dim(convert_element_type(1, dtype), aval_of(operand).shape, ())
+    real = _bind_window(reduce_window_sum_p, ones, window_dimensions, window_strides, padding,
+                        base_dilation, window_dilation)
+    slots = convert_element_type(1 + math.prod(int(w) for w in window_dimensions), dtype)
+    slots = broadcast_in_dim(slots, aval_of(out).shape, ())
+    return add(out, mul(init, sub(slots, real)))
+
+
+# ----- reduce (generic, for monoid computations) ---------------------------------------------
+
+_REDUCE_PRIMS = {"add": "reduce_sum", "mul": "reduce_prod", "max": "reduce_max", "min": "reduce_min",
+                 "and": "reduce_and", "or": "reduce_or", "xor": "reduce_xor"}
+
+
+def reduce(operands, init_values, computation, dimensions):
+    """Reduce `operands` (an array or a tuple of arrays) over `dimensions` with `computation`, one
+    of lax.add, lax.mul, lax.max, lax.min, lax.bitwise_and/or/xor, starting from `init_values`.
+
+    Example: `lax.reduce(x, 0., lax.add, (0,))` is `lax.reduce_sum(x, (0,))`.
+    """
+    kind = _monoid_kind(computation)
+    if kind is None:
+        raise NotImplementedError("lax.reduce supports the monoids lax.add, lax.mul, lax.max, lax.min, "
+                                  f"lax.bitwise_and, lax.bitwise_or and lax.bitwise_xor; got {computation!r}.")
+    single = not isinstance(operands, (tuple, list))
+    ops = (operands,) if single else tuple(operands)
+    inits = (init_values,) if single else tuple(init_values)
+    if len(ops) != len(inits):
+        raise TypeError(f"reduce: got {len(ops)} operands but {len(inits)} init values.")
+    fn = globals()[_REDUCE_PRIMS[kind]]
+    outs = []
+    for x, init in zip(ops, inits, strict=True):
+        dtype = aval_of(x).dtype
+        if kind in ("max", "min") and dtype == dtypes.bool_:
+            kind_fn = reduce_and if (kind == "min") else reduce_or
+            out = kind_fn(x, dimensions)
+        else:
+            out = fn(x, dimensions)
+        if not _is_identity(kind, init, dtype):
+            from .structural import broadcast_in_dim, convert_element_type
+            init = broadcast_in_dim(convert_element_type(init, dtype), aval_of(out).shape, ())
+            out = computation(out, init)
+        outs.append(out)
+    return outs[0] if single else tuple(outs)
+
+
+# ----- cumulative reductions -----------------------------------------------------------------
+
+def _cumulative_primitive(name, kind, accepted, body=None):
+    """`name(operand, axis=0, reverse=False)`: running reduction along `axis`, lowered to a
+    reduce_window whose window spans the whole axis, padded by length-1 on the leading side."""
+    def shape_rule(operand, *, axis, reverse):
+        if not 0 <= axis < max(operand.ndim, 1) or operand.ndim == 0:
+            raise ValueError(f"{name}: axis {axis} is out of bounds for an operand of shape {operand.shape}")
+        return operand.shape
+
+    def dtype_rule(operand, *, axis, reverse):
+        check_dtype_accepted(name, operand.dtype, accepted)
+        return operand.dtype
+
+    def lower(ctx, x, *, axis, reverse):
+        aval = ctx.avals_in[0]
+        n = aval.shape[axis]
+        if n == 0:
+            return x
+        window = tuple(n if i == axis else 1 for i in range(aval.ndim))
+        pad = tuple(((0, n - 1) if reverse else (n - 1, 0)) if i == axis else (0, 0) for i in range(aval.ndim))
+        ones = (1,) * aval.ndim
+        init = ctx.b.constant(identity(kind, aval.dtype), aval.dtype, ())
+        return _reduce_window_hlo(ctx.b, x, init, ctx.avals_out[0], _HLO_OPS.get(kind), aval.dtype,
+                                  window, ones, pad, ones, ones, body=body)
+
+    prim = standard_primitive(name, shape_rule, dtype_rule, lambda operand, **_: operand.weak_type)
+    lowering.register(prim, lower)
+    return prim
+
+
+def _cum_bind(prim, operand, axis, reverse):
+    ndim = aval_of(operand).ndim
+    axis = int(axis)
+    if ndim and -ndim <= axis < 0:
+        axis += ndim
+    return prim.bind(operand, axis=axis, reverse=bool(reverse))
+
+
+def cumsum(operand, axis=0, reverse=False):
+    """Running sum along `axis` (from the end when `reverse`).
+
+    Example: `lax.cumsum(jnp.array([1, 2, 3]))` is `[1, 3, 6]`; with reverse=True, `[6, 5, 3]`.
+    """
+    return _cum_bind(cumsum_p, operand, axis, reverse)
+
+
+cumsum_p = _cumulative_primitive("cumsum", "add", NUMBER)
+
+
+def cumprod(operand, axis=0, reverse=False):
+    """Running product along `axis`. Example: `lax.cumprod(jnp.array([1, 2, 3]))` is `[1, 2, 6]`."""
+    return _cum_bind(cumprod_p, operand, axis, reverse)
+
+
+cumprod_p = _cumulative_primitive("cumprod", "mul", NUMBER)
+
+
+def cummax(operand, axis=0, reverse=False):
+    """Running maximum along `axis`. Example: `lax.cummax(jnp.array([1, 3, 2]))` is `[1, 3, 3]`."""
+    return _cum_bind(cummax_p, operand, axis, reverse)
+
+
+cummax_p = _cumulative_primitive("cummax", "max", REAL + BOOL)
+
+
+def cummin(operand, axis=0, reverse=False):
+    """Running minimum along `axis`. Example: `lax.cummin(jnp.array([3, 1, 2]))` is `[3, 1, 1]`."""
+    return _cum_bind(cummin_p, operand, axis, reverse)
+
+
+cummin_p = _cumulative_primitive("cummin", "min", REAL + BOOL)
+
+
+def _logaddexp_body(r, a, b):
+    """log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)), exact for infinities (where a - b is NaN)."""
+    t = r.type_of(a)
+    m = r.op("stablehlo.maximum", [a, b], [t])
+    d = r.op("stablehlo.subtract", [a, b], [t])
+    d = r.op("stablehlo.negate", [r.op("stablehlo.abs", [d], [t])], [t])
+    s = r.op("stablehlo.add", [m, r.op("stablehlo.log_plus_one", [r.op("stablehlo.exponential", [d], [t])], [t])], [t])
+    dtype = _DTYPE_OF_TYPE[t]
+    scalar = ShapedArray((), dtype)
+    is_inf = lowering.compare(r, r.op("stablehlo.abs", [m], [t]), r.constant(np.inf, dtype, ()), "EQ", scalar)
+    return r.op("stablehlo.select", [is_inf, m, s], [t])
+
+
+_DTYPE_OF_TYPE = {lowering.tensor_type((), d): d for d in (dtypes.float16, dtypes.bfloat16, dtypes.float32,
+                                                          dtypes.float64)}
+
+
+def cumlogsumexp(operand, axis=0, reverse=False):
+    """Running log(sum(exp(x))) along `axis`, computed stably.
+
+    Example: `lax.cumlogsumexp(jnp.zeros(3))` is `[0., log 2, log 3]`.
+    """
+    return _cum_bind(cumlogsumexp_p, operand, axis, reverse)
+
+
+cumlogsumexp_p = _cumulative_primitive("cumlogsumexp", "max", FLOAT, body=_logaddexp_body)

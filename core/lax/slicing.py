@@ -1,0 +1,537 @@
+"""Gather and scatter: XLA's general indexed reads and writes, in JAX's `lax` API.
+
+`gather(operand, start_indices, dimension_numbers, slice_sizes)` reads one window of
+`slice_sizes` at each start index; `scatter*(operand, scatter_indices, updates,
+dimension_numbers)` combines each window of `updates` into `operand` at its start index. As in
+JAX, the index vector is always the LAST dimension of the index array. Out-of-bounds indices are
+handled by `mode` (a `GatherScatterMode`): CLIP clamps start indices so the whole window is in
+bounds; FILL_OR_DROP makes a gather return `fill_value` for any window that is not wholly in
+bounds and makes a scatter skip such windows; PROMISE_IN_BOUNDS checks nothing (XLA then clamps
+gathers and skips scatters). `core.numpy` indexing and `x.at[...]` are built on these.
+"""
+import enum
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import dtypes
+from ..avals import ShapedArray
+from ..interpreters import lowering
+from ..interpreters.lowering import i64_array, int_list
+from ._base import ANY, INT, aval_of, check_dtype_accepted, dtype_kind, standard_primitive
+
+__all__ = ["GatherDimensionNumbers", "GatherScatterMode", "gather", "ScatterDimensionNumbers",
+           "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max", "index_take"]
+
+
+class GatherScatterMode(enum.Enum):
+    """How gather and scatter treat out-of-bounds indices (see the module docstring)."""
+    CLIP = enum.auto()
+    FILL_OR_DROP = enum.auto()
+    PROMISE_IN_BOUNDS = enum.auto()
+
+    @staticmethod
+    def from_any(s):
+        """Parse 'clip', 'fill', 'drop', 'promise_in_bounds', None (FILL_OR_DROP) or a mode."""
+        if isinstance(s, GatherScatterMode):
+            return s
+        if s == "clip":
+            return GatherScatterMode.CLIP
+        if s is None or s == "fill" or s == "drop":
+            return GatherScatterMode.FILL_OR_DROP
+        if s == "promise_in_bounds":
+            return GatherScatterMode.PROMISE_IN_BOUNDS
+        raise ValueError(f'Unknown gather mode "{s}"; expected one of "clip", "fill", "drop", '
+                         '"promise_in_bounds" or None.')
+
+
+class GatherDimensionNumbers(NamedTuple):
+    """How operand, start indices and output dimensions relate in a `gather` (XLA's meaning).
+
+    offset_dims: output dimensions that hold the window (the non-collapsed slice dimensions);
+    collapsed_slice_dims: operand dimensions of slice size 1 dropped from the window;
+    start_index_map: the operand dimension each component of an index vector indexes;
+    operand_batching_dims / start_indices_batching_dims: paired batch dimensions.
+    """
+    offset_dims: tuple
+    collapsed_slice_dims: tuple
+    start_index_map: tuple
+    operand_batching_dims: tuple = ()
+    start_indices_batching_dims: tuple = ()
+
+
+class ScatterDimensionNumbers(NamedTuple):
+    """How operand, scatter indices and updates dimensions relate in a `scatter` (XLA's meaning).
+
+    update_window_dims: updates dimensions that hold the window; inserted_window_dims: operand
+    dimensions of window size 1 absent from the updates' windows; scatter_dims_to_operand_dims:
+    the operand dimension each component of an index vector indexes; operand_batching_dims /
+    scatter_indices_batching_dims: paired batch dimensions.
+    """
+    update_window_dims: tuple
+    inserted_window_dims: tuple
+    scatter_dims_to_operand_dims: tuple
+    operand_batching_dims: tuple = ()
+    scatter_indices_batching_dims: tuple = ()
+
+
+def _ints(seq):
+    return tuple(int(d) for d in seq)
+
+
+def _default_fill_value(dtype):
+    """JAX's fill for out-of-bounds gathers: NaN, the minimum signed, the maximum unsigned, True."""
+    dtype = np.dtype(dtype)
+    if dtypes.is_inexact(dtype):
+        return np.nan
+    if dtype.kind == "i":
+        return int(np.iinfo(dtype).min)
+    if dtype.kind == "u":
+        return int(np.iinfo(dtype).max)
+    return True
+
+
+def _hashable_scalar(value):
+    """A Python scalar for a static parameter; NaN is always the one `np.nan` object so that equal
+    parameters hash and compare equal (NaN != NaN, but a tuple compares identity first)."""
+    value = np.asarray(value)
+    if value.ndim != 0:
+        raise TypeError(f"fill_value must be a scalar, got an array of shape {value.shape}")
+    value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return np.nan
+    return value
+
+
+def _check_dims(op, name, dims, bound, what="rank"):
+    if any(d < 0 or d >= bound for d in dims):
+        raise TypeError(f"{op}: {name} must be in range [0, {bound}) (the {what}), got {name}={dims}.")
+    if len(set(dims)) != len(dims):
+        raise TypeError(f"{op}: {name} must not contain repeated dimensions, got {name}={dims}.")
+
+
+def _check_sorted(op, name, dims):
+    if list(dims) != sorted(dims):
+        raise TypeError(f"{op}: {name} must be sorted, got {name}={dims}.")
+
+
+def _check_index_dtype(op, indices):
+    if dtype_kind(indices.dtype) not in INT:
+        raise TypeError(f"{op}: indices must have an integer dtype, got {dtypes.short_name(indices.dtype)}.")
+
+
+def _index_bounds(operand_shape, index_map, window_sizes, index_dtype):
+    """For each index-vector component, the largest start index keeping the window in bounds,
+    saturated to what the index dtype can hold."""
+    top = int(np.iinfo(index_dtype).max)
+    return [min(max(operand_shape[d] - window_sizes[d], 0), top) for d in index_map]
+
+
+def _bounds_tensor(b, bounds, indices_aval):
+    """`bounds` (one per index-vector component) broadcast along the index array's last axis."""
+    k = len(bounds)
+    vec = b.constant(np.asarray(bounds, dtype=indices_aval.dtype), indices_aval.dtype, (k,))
+    return b.op("stablehlo.broadcast_in_dim", [vec], [indices_aval],
+                {"broadcast_dimensions": i64_array([indices_aval.ndim - 1])})
+
+
+def _clamp_indices(b, indices, indices_aval, bounds):
+    lo = lowering.full_like(b, 0, indices_aval)
+    hi = _bounds_tensor(b, bounds, indices_aval)
+    return b.op("stablehlo.clamp", [lo, indices, hi], [indices_aval])
+
+
+def _in_bounds_mask(b, indices, indices_aval, bounds):
+    """A bool tensor of the index batch shape: every component of the index vector in range."""
+    lo = lowering.full_like(b, 0, indices_aval)
+    hi = _bounds_tensor(b, bounds, indices_aval)
+    ok = b.op("stablehlo.and", [lowering.compare(b, indices, lo, "GE", indices_aval),
+                                lowering.compare(b, indices, hi, "LE", indices_aval)],
+              [indices_aval.update(dtype=dtypes.bool_)])
+    batch = ShapedArray(indices_aval.shape[:-1], dtypes.bool_)
+    scalar = ShapedArray((), dtypes.bool_)
+    init = b.constant(True, dtypes.bool_, ())
+    region = b.region([scalar, scalar], lambda rb, x, y: rb.op("stablehlo.and", [x, y], [scalar]))
+    return b.op("stablehlo.reduce", [ok, init], [batch], {"dimensions": i64_array([indices_aval.ndim - 1])},
+                regions=[region])
+
+
+# ----- gather --------------------------------------------------------------------------------
+
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
+           indices_are_sorted=False, mode=None, fill_value=None):
+    """Gather windows of `slice_sizes` from `operand` at `start_indices` (XLA's Gather).
+
+    The last dimension of `start_indices` holds index vectors; `dimension_numbers` (a
+    `GatherDimensionNumbers`) says how dimensions correspond. `mode=None` is PROMISE_IN_BOUNDS
+    (XLA clamps); 'clip' clamps explicitly; 'fill' returns `fill_value` (default NaN for inexact
+    dtypes, the minimum signed / maximum unsigned integer, True for bool) for windows that are not
+    wholly in bounds.
+
+    Example: rows 2 and 0 of a (3, 4) matrix `x`, as a (2, 4) array, are
+    `lax.gather(x, jnp.array([[2], [0]]), dn, slice_sizes=(1, 4))` with
+    `dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))`.
+    """
+    dn = GatherDimensionNumbers(*(_ints(d) for d in dimension_numbers))
+    mode = GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
+    if mode == GatherScatterMode.FILL_OR_DROP:
+        if fill_value is None:
+            fill_value = _default_fill_value(aval_of(operand).dtype)
+        fill_value = _hashable_scalar(fill_value)
+    else:
+        fill_value = None
+    return gather_p.bind(operand, start_indices, dimension_numbers=dn, slice_sizes=_ints(slice_sizes),
+                         unique_indices=bool(unique_indices), indices_are_sorted=bool(indices_are_sorted),
+                         mode=mode, fill_value=fill_value)
+
+
+def _gather_shape_rule(operand, indices, *, dimension_numbers, slice_sizes, **_):
+    dn = dimension_numbers
+    op = "gather"
+    if indices.ndim < 1:
+        raise TypeError(f"{op}: start_indices must have rank >= 1 (the last dimension holds the index "
+                        f"vectors), got shape {indices.shape}.")
+    if len(slice_sizes) != operand.ndim:
+        raise TypeError(f"{op}: slice_sizes must have one entry per operand dimension, got slice_sizes="
+                        f"{slice_sizes} for operand shape {operand.shape}.")
+    out_rank = len(dn.offset_dims) + indices.ndim - 1
+    _check_dims(op, "offset_dims", dn.offset_dims, out_rank, "output rank")
+    _check_sorted(op, "offset_dims", dn.offset_dims)
+    _check_dims(op, "collapsed_slice_dims", dn.collapsed_slice_dims, operand.ndim, "operand rank")
+    _check_sorted(op, "collapsed_slice_dims", dn.collapsed_slice_dims)
+    _check_dims(op, "operand_batching_dims", dn.operand_batching_dims, operand.ndim, "operand rank")
+    _check_sorted(op, "operand_batching_dims", dn.operand_batching_dims)
+    _check_dims(op, "start_index_map", dn.start_index_map, operand.ndim, "operand rank")
+    _check_dims(op, "start_indices_batching_dims", dn.start_indices_batching_dims, indices.ndim - 1,
+                "start_indices rank without the index vector dimension")
+    if set(dn.collapsed_slice_dims) & set(dn.operand_batching_dims):
+        raise TypeError(f"{op}: collapsed_slice_dims {dn.collapsed_slice_dims} and operand_batching_dims "
+                        f"{dn.operand_batching_dims} must be disjoint.")
+    if set(dn.start_index_map) & set(dn.operand_batching_dims):
+        raise TypeError(f"{op}: start_index_map {dn.start_index_map} and operand_batching_dims "
+                        f"{dn.operand_batching_dims} must be disjoint.")
+    if len(dn.operand_batching_dims) != len(dn.start_indices_batching_dims):
+        raise TypeError(f"{op}: operand_batching_dims {dn.operand_batching_dims} and "
+                        f"start_indices_batching_dims {dn.start_indices_batching_dims} must have the same length.")
+    for od, sd in zip(dn.operand_batching_dims, dn.start_indices_batching_dims, strict=True):
+        if operand.shape[od] != indices.shape[sd]:
+            raise TypeError(f"{op}: operand batching dimension {od} (size {operand.shape[od]}) and start_indices "
+                            f"batching dimension {sd} (size {indices.shape[sd]}) must have the same size.")
+    if len(dn.start_index_map) != indices.shape[-1]:
+        raise TypeError(f"{op}: start_index_map must have one entry per index vector component; got "
+                        f"start_index_map={dn.start_index_map} for start_indices of shape {indices.shape} "
+                        f"(index vectors of size {indices.shape[-1]}).")
+    for i, (size, dim) in enumerate(zip(slice_sizes, operand.shape, strict=True)):
+        if not 0 <= size <= dim:
+            raise TypeError(f"{op}: slice_sizes must be in range [0, operand shape], got slice_sizes="
+                            f"{slice_sizes} for operand shape {operand.shape} (dimension {i}).")
+    for name, dims in (("collapsed_slice_dims", dn.collapsed_slice_dims),
+                       ("operand_batching_dims", dn.operand_batching_dims)):
+        if any(slice_sizes[d] > 1 for d in dims):
+            raise TypeError(f"{op}: slice_sizes in {name} must be at most 1, got slice_sizes={slice_sizes} "
+                            f"and {name}={dims}.")
+    window = [s for i, s in enumerate(slice_sizes)
+              if i not in dn.collapsed_slice_dims and i not in dn.operand_batching_dims]
+    if len(window) != len(dn.offset_dims):
+        raise TypeError(f"{op}: offset_dims must have one entry per slice dimension that is neither collapsed "
+                        f"nor batching; got offset_dims={dn.offset_dims} for {len(window)} such dimensions "
+                        f"(slice_sizes={slice_sizes}, collapsed_slice_dims={dn.collapsed_slice_dims}, "
+                        f"operand_batching_dims={dn.operand_batching_dims}).")
+    batch = iter(indices.shape[:-1])
+    window = iter(window)
+    return tuple(next(window) if i in dn.offset_dims else next(batch) for i in range(out_rank))
+
+
+def _gather_dtype_rule(operand, indices, **_):
+    check_dtype_accepted("gather", operand.dtype, ANY)
+    _check_index_dtype("gather", indices)
+    return operand.dtype
+
+
+def _gather_attrs(dn, slice_sizes, indices_aval, indices_are_sorted):
+    fields = [f"offset_dims = {int_list(dn.offset_dims)}",
+              f"collapsed_slice_dims = {int_list(dn.collapsed_slice_dims)}"]
+    if dn.operand_batching_dims:
+        fields += [f"operand_batching_dims = {int_list(dn.operand_batching_dims)}",
+                   f"start_indices_batching_dims = {int_list(dn.start_indices_batching_dims)}"]
+    fields += [f"start_index_map = {int_list(dn.start_index_map)}", f"index_vector_dim = {indices_aval.ndim - 1}"]
+    return {"dimension_numbers": f"#stablehlo.gather<{', '.join(fields)}>",
+            "indices_are_sorted": "true" if indices_are_sorted else "false",
+            "slice_sizes": i64_array(slice_sizes)}
+
+
+def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
+                     indices_are_sorted, mode, fill_value):
+    b = ctx.b
+    op_aval, idx_aval = ctx.avals_in
+    out_aval = ctx.avals_out[0]
+    dn = dimension_numbers
+    bounds = _index_bounds(op_aval.shape, dn.start_index_map, slice_sizes, idx_aval.dtype)
+    mask = None
+    if mode == GatherScatterMode.FILL_OR_DROP:
+        mask = _in_bounds_mask(b, indices, idx_aval, bounds)
+    if mode != GatherScatterMode.PROMISE_IN_BOUNDS:
+        # XLA clamps natively, but its spec calls that implementation-defined: clamp ourselves
+        indices = _clamp_indices(b, indices, idx_aval, bounds)
+    out = b.op("stablehlo.gather", [operand, indices], [out_aval],
+               _gather_attrs(dn, slice_sizes, idx_aval, indices_are_sorted))
+    if mask is None:
+        return out
+    batch_positions = [i for i in range(out_aval.ndim) if i not in dn.offset_dims]
+    mask = b.op("stablehlo.broadcast_in_dim", [mask], [out_aval.update(dtype=dtypes.bool_)],
+                {"broadcast_dimensions": i64_array(batch_positions)})
+    fill = lowering.full_like(b, fill_value, out_aval)
+    return b.op("stablehlo.select", [mask, out, fill], [out_aval])
+
+
+gather_p = standard_primitive("gather", _gather_shape_rule, _gather_dtype_rule,
+                              lambda operand, indices, **_: operand.weak_type)
+lowering.register(gather_p, _gather_lowering)
+
+
+# ----- scatter family ------------------------------------------------------------------------
+# One primitive per combiner (scatter, scatter-add, -mul, -min, -max), sharing the shape rule and
+# the lowering; they differ only in the update region's body.
+
+def _scatter_shape_rule(operand, indices, updates, *, dimension_numbers, name, **_):
+    dn = dimension_numbers
+    op = name
+    if indices.ndim < 1:
+        raise TypeError(f"{op}: scatter_indices must have rank >= 1 (the last dimension holds the index "
+                        f"vectors), got shape {indices.shape}.")
+    _check_dims(op, "update_window_dims", dn.update_window_dims, updates.ndim, "updates rank")
+    _check_sorted(op, "update_window_dims", dn.update_window_dims)
+    _check_dims(op, "inserted_window_dims", dn.inserted_window_dims, operand.ndim, "operand rank")
+    _check_sorted(op, "inserted_window_dims", dn.inserted_window_dims)
+    _check_dims(op, "operand_batching_dims", dn.operand_batching_dims, operand.ndim, "operand rank")
+    _check_sorted(op, "operand_batching_dims", dn.operand_batching_dims)
+    _check_dims(op, "scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims, operand.ndim, "operand rank")
+    _check_dims(op, "scatter_indices_batching_dims", dn.scatter_indices_batching_dims, indices.ndim - 1,
+                "scatter_indices rank without the index vector dimension")
+    if set(dn.inserted_window_dims) & set(dn.operand_batching_dims):
+        raise TypeError(f"{op}: inserted_window_dims {dn.inserted_window_dims} and operand_batching_dims "
+                        f"{dn.operand_batching_dims} must be disjoint.")
+    if set(dn.scatter_dims_to_operand_dims) & set(dn.operand_batching_dims):
+        raise TypeError(f"{op}: scatter_dims_to_operand_dims {dn.scatter_dims_to_operand_dims} and "
+                        f"operand_batching_dims {dn.operand_batching_dims} must be disjoint.")
+    if len(dn.operand_batching_dims) != len(dn.scatter_indices_batching_dims):
+        raise TypeError(f"{op}: operand_batching_dims {dn.operand_batching_dims} and scatter_indices_batching_dims "
+                        f"{dn.scatter_indices_batching_dims} must have the same length.")
+    for od, sd in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, strict=True):
+        if operand.shape[od] != indices.shape[sd]:
+            raise TypeError(f"{op}: operand batching dimension {od} (size {operand.shape[od]}) and scatter_indices "
+                            f"batching dimension {sd} (size {indices.shape[sd]}) must have the same size.")
+    if len(dn.scatter_dims_to_operand_dims) != indices.shape[-1]:
+        raise TypeError(f"{op}: scatter_dims_to_operand_dims must have one entry per index vector component; got "
+                        f"scatter_dims_to_operand_dims={dn.scatter_dims_to_operand_dims} for scatter_indices of "
+                        f"shape {indices.shape} (index vectors of size {indices.shape[-1]}).")
+    n_window = len(dn.update_window_dims) + len(dn.inserted_window_dims) + len(dn.operand_batching_dims)
+    if n_window != operand.ndim:
+        raise TypeError(f"{op}: update_window_dims, inserted_window_dims and operand_batching_dims must together "
+                        f"have one entry per operand dimension; got update_window_dims={dn.update_window_dims}, "
+                        f"inserted_window_dims={dn.inserted_window_dims}, operand_batching_dims="
+                        f"{dn.operand_batching_dims} for operand shape {operand.shape}.")
+    if updates.ndim != len(dn.update_window_dims) + indices.ndim - 1:
+        raise TypeError(f"{op}: updates must have rank len(update_window_dims) + scatter_indices rank - 1 = "
+                        f"{len(dn.update_window_dims) + indices.ndim - 1}, got updates of shape {updates.shape}.")
+    scatter_sizes = tuple(d for i, d in enumerate(updates.shape) if i not in dn.update_window_dims)
+    if scatter_sizes != indices.shape[:-1]:
+        raise TypeError(f"{op}: the scatter dimensions of updates {scatter_sizes} must equal the batch shape of "
+                        f"scatter_indices {indices.shape[:-1]} (updates shape {updates.shape}, update_window_dims="
+                        f"{dn.update_window_dims}).")
+    window_operand_dims = [i for i in range(operand.ndim)
+                           if i not in dn.inserted_window_dims and i not in dn.operand_batching_dims]
+    for ud, od in zip(dn.update_window_dims, window_operand_dims, strict=True):
+        if updates.shape[ud] > operand.shape[od]:
+            raise TypeError(f"{op}: updates window dimension {ud} (size {updates.shape[ud]}) must not exceed "
+                            f"operand dimension {od} (size {operand.shape[od]}); updates shape {updates.shape}, "
+                            f"operand shape {operand.shape}.")
+    return operand.shape
+
+
+def _scatter_dtype_rule(operand, indices, updates, *, name, **_):
+    check_dtype_accepted(name, operand.dtype, ANY)
+    _check_index_dtype(name, indices)
+    if operand.dtype != updates.dtype:
+        raise TypeError(f"{name}: operand and updates must have the same dtype, got "
+                        f"{dtypes.short_name(operand.dtype)} and {dtypes.short_name(updates.dtype)}.")
+    return operand.dtype
+
+
+def _scatter_window_sizes(operand_aval, updates_aval, dn):
+    """Each operand dimension's window size in the scatter (1 for inserted and batching dims)."""
+    sizes = [1] * operand_aval.ndim
+    window_dims = [i for i in range(operand_aval.ndim)
+                   if i not in dn.inserted_window_dims and i not in dn.operand_batching_dims]
+    for od, ud in zip(window_dims, dn.update_window_dims, strict=True):
+        sizes[od] = updates_aval.shape[ud]
+    return sizes
+
+
+def _scatter_attrs(dn, indices_aval, indices_are_sorted, unique_indices):
+    fields = [f"update_window_dims = {int_list(dn.update_window_dims)}",
+              f"inserted_window_dims = {int_list(dn.inserted_window_dims)}"]
+    if dn.operand_batching_dims:
+        fields += [f"input_batching_dims = {int_list(dn.operand_batching_dims)}",
+                   f"scatter_indices_batching_dims = {int_list(dn.scatter_indices_batching_dims)}"]
+    fields += [f"scatter_dims_to_operand_dims = {int_list(dn.scatter_dims_to_operand_dims)}",
+               f"index_vector_dim = {indices_aval.ndim - 1}"]
+    return {"scatter_dimension_numbers": f"#stablehlo.scatter<{', '.join(fields)}>",
+            "indices_are_sorted": "true" if indices_are_sorted else "false",
+            "unique_indices": "true" if unique_indices else "false"}
+
+
+# combiner name -> (StableHLO op for numbers, op for bools); None means "take the update"
+_COMBINERS = {"scatter": (None, None), "scatter_add": ("stablehlo.add", "stablehlo.or"),
+              "scatter_mul": ("stablehlo.multiply", "stablehlo.and"),
+              "scatter_min": ("stablehlo.minimum", "stablehlo.and"),
+              "scatter_max": ("stablehlo.maximum", "stablehlo.or")}
+
+
+def _scatter_lowering(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
+                      unique_indices, mode, name):
+    b = ctx.b
+    op_aval, idx_aval, upd_aval = ctx.avals_in
+    dn = dimension_numbers
+    if mode == GatherScatterMode.CLIP:
+        windows = _scatter_window_sizes(op_aval, upd_aval, dn)
+        bounds = _index_bounds(op_aval.shape, dn.scatter_dims_to_operand_dims, windows, idx_aval.dtype)
+        indices = _clamp_indices(b, indices, idx_aval, bounds)
+    # FILL_OR_DROP and PROMISE_IN_BOUNDS: XLA skips a window that is not wholly in bounds
+    scalar = ShapedArray((), op_aval.dtype)
+    combine = _COMBINERS[name][1 if op_aval.dtype == dtypes.bool_ else 0]
+
+    def body(rb, old, new):
+        return new if combine is None else rb.op(combine, [old, new], [scalar])
+
+    region = b.region([scalar, scalar], body)
+    return b.op("stablehlo.scatter", [operand, indices, updates], [ctx.avals_out[0]],
+                _scatter_attrs(dn, idx_aval, indices_are_sorted, unique_indices), regions=[region])
+
+
+def _scatter_primitive(name):
+    def shape_rule(*avals, **params):
+        return _scatter_shape_rule(*avals, name=name, **params)
+
+    def dtype_rule(*avals, **params):
+        return _scatter_dtype_rule(*avals, name=name, **params)
+
+    prim = standard_primitive(name, shape_rule, dtype_rule, lambda operand, *_, **__: operand.weak_type)
+
+    def rule(ctx, *args, **params):
+        return _scatter_lowering(ctx, *args, name=name, **params)
+
+    lowering.register(prim, rule)
+    return prim
+
+
+def _scatter_bind(prim, operand, scatter_indices, updates, dimension_numbers, indices_are_sorted,
+                  unique_indices, mode):
+    dn = ScatterDimensionNumbers(*(_ints(d) for d in dimension_numbers))
+    return prim.bind(operand, scatter_indices, updates, dimension_numbers=dn,
+                     indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
+                     mode=GatherScatterMode.from_any(mode))
+
+
+def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+            unique_indices=False, mode=None):
+    """Write windows of `updates` into `operand` at `scatter_indices` (XLA's Scatter, replacing).
+
+    Where windows overlap, which update wins is unspecified. `mode=None` is FILL_OR_DROP: windows
+    that are not wholly in bounds are skipped; 'clip' clamps the start indices instead.
+
+    Example: rows 2 and 0 of a (3, 4) matrix `x` set from a (2, 4) array `u` are
+    `lax.scatter(x, jnp.array([[2], [0]]), u, dn)` with `dn = lax.ScatterDimensionNumbers(
+    update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))`.
+    """
+    return _scatter_bind(scatter_p, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode)
+
+
+scatter_p = _scatter_primitive("scatter")
+
+
+def scatter_add(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+                unique_indices=False, mode=None):
+    """As `scatter`, but adds the updates; repeated indices accumulate (like `np.add.at`).
+
+    Example: `lax.scatter_add(jnp.zeros(3), jnp.array([[1], [1]]), jnp.ones(2), dn)` is
+    `[0., 2., 0.]` with `dn = ScatterDimensionNumbers((), (0,), (0,))`.
+    """
+    return _scatter_bind(scatter_add_p, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode)
+
+
+scatter_add_p = _scatter_primitive("scatter_add")
+
+
+def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+                unique_indices=False, mode=None):
+    """As `scatter`, but multiplies by the updates; repeated indices accumulate.
+
+    Example: `lax.scatter_mul(jnp.full(3, 2.), jnp.array([[0]]), jnp.array([5.]), dn)` is
+    `[10., 2., 2.]` with `dn = ScatterDimensionNumbers((), (0,), (0,))`.
+    """
+    return _scatter_bind(scatter_mul_p, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode)
+
+
+scatter_mul_p = _scatter_primitive("scatter_mul")
+
+
+def scatter_min(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+                unique_indices=False, mode=None):
+    """As `scatter`, but keeps the minimum of the operand and every update at an index.
+
+    Example: `lax.scatter_min(jnp.zeros(2), jnp.array([[1]]), jnp.array([-3.]), dn)` is `[0., -3.]`
+    with `dn = ScatterDimensionNumbers((), (0,), (0,))`.
+    """
+    return _scatter_bind(scatter_min_p, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode)
+
+
+scatter_min_p = _scatter_primitive("scatter_min")
+
+
+def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+                unique_indices=False, mode=None):
+    """As `scatter`, but keeps the maximum of the operand and every update at an index.
+
+    Example: `lax.scatter_max(jnp.zeros(2), jnp.array([[1]]), jnp.array([3.]), dn)` is `[0., 3.]`
+    with `dn = ScatterDimensionNumbers((), (0,), (0,))`.
+    """
+    return _scatter_bind(scatter_max_p, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode)
+
+
+scatter_max_p = _scatter_primitive("scatter_max")
+
+
+# ----- index_take: a gather spelled with one index vector per axis -----------------------------
+
+def index_take(src, idxs, axes):
+    """`src` at the points whose coordinates along `axes` are given by the 1-D arrays `idxs`
+    (one per axis, all of length N); the result has shape (N,) + the other dimensions of `src`.
+    Out-of-bounds indices are clamped.
+
+    Example: `lax.index_take(x, (jnp.array([0, 2]), jnp.array([1, 1])), (0, 1))` is
+    `[x[0, 1], x[2, 1]]` for a 2-D x.
+    """
+    from .structural import concatenate, reshape
+    axes = _ints(axes)
+    idxs = tuple(idxs)
+    if len(idxs) != len(axes):
+        raise TypeError(f"index_take: needs one index array per axis, got {len(idxs)} index arrays for axes {axes}.")
+    avals = [aval_of(i) for i in idxs]
+    if any(a.ndim != 1 for a in avals) or len({a.shape for a in avals}) > 1:
+        raise TypeError(f"index_take: index arrays must be 1-D of one length, got shapes "
+                        f"{[a.shape for a in avals]}.")
+    shape = aval_of(src).shape
+    n = avals[0].shape[0] if avals else 1
+    indices = concatenate([reshape(i, (n, 1)) for i in idxs], 1)
+    rest = [d for d in range(len(shape)) if d not in axes]
+    dn = GatherDimensionNumbers(offset_dims=tuple(range(1, 1 + len(rest))), collapsed_slice_dims=tuple(sorted(axes)),
+                                start_index_map=axes)
+    sizes = tuple(1 if d in axes else shape[d] for d in range(len(shape)))
+    return gather(src, indices, dn, sizes, mode=GatherScatterMode.CLIP)

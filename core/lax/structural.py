@@ -1,0 +1,754 @@
+"""Structural primitives: dtype conversion, broadcasting, reshaping, slicing and friends.
+
+Each primitive is one block (wrapper, shape and dtype rule, lowering, registration). Wrappers take
+arrays positionally and static parameters as keywords, as `jax.lax` does; the derived helpers at
+the end (`full`, `slice_in_dim`, `dynamic_index_in_dim`, ...) only call the wrappers.
+"""
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..array import scalar_array
+from ..avals import ShapedArray
+from ..interpreters import lowering
+from ..interpreters.lowering import i64_array
+from ._base import ANY, NUMBER, aval_of, check_dtype_accepted, same_dtypes_rule, standard_primitive
+
+__all__ = ["convert_element_type", "broadcast_in_dim", "reshape", "broadcast", "broadcast_to_rank",
+           "bitcast_convert_type", "iota", "broadcasted_iota", "squeeze", "expand_dims", "transpose", "rev",
+           "pad", "concatenate", "slice", "dynamic_slice", "dynamic_update_slice", "stop_gradient",
+           "full", "full_like", "zeros_like_array", "collapse", "slice_in_dim", "index_in_dim",
+           "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice_in_dim",
+           "dynamic_update_index_in_dim"]
+
+
+def _operand_weak(operand, *_, **__):
+    return operand.weak_type
+
+
+def _operand_dtype(operand, *_, **__):
+    return operand.dtype
+
+
+def _python_scalar(x):
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
+
+
+# ----- convert_element_type ------------------------------------------------------------------
+
+def convert_element_type(operand, new_dtype, weak_type=False):
+    """Convert `operand` to `new_dtype` elementwise (C-style casts; float -> int truncates).
+
+    Example: `lax.convert_element_type(jnp.array([1.7, -1.7]), jnp.int32)` is `[1, -1]`.
+    """
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    aval = aval_of(operand)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+        return operand
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+def _convert_element_type_abstract_eval(operand, *, new_dtype, weak_type):
+    return ShapedArray(operand.shape, new_dtype, weak_type)
+
+
+def _convert_element_type_lowering(ctx, x, *, new_dtype, weak_type):
+    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+    if aval_in.dtype == aval_out.dtype:
+        return x
+    b = ctx.b
+    if dtypes.is_complex(aval_in.dtype) and not dtypes.is_complex(new_dtype):
+        x = b.op("stablehlo.real", [x], [aval_in.update(dtype=dtypes.finfo(aval_in.dtype).dtype)])
+        aval_in = aval_in.update(dtype=dtypes.finfo(aval_in.dtype).dtype)
+    if new_dtype == dtypes.bool_ and aval_in.dtype != dtypes.bool_:
+        zero = lowering.full_like(b, 0, aval_in)
+        return lowering.compare(b, x, zero, "NE", aval_in)
+    return b.op("stablehlo.convert", [x], [aval_out])
+
+
+convert_element_type_p = standard_primitive("convert_element_type", None, None)
+convert_element_type_p.def_abstract_eval(_convert_element_type_abstract_eval)
+lowering.register(convert_element_type_p, _convert_element_type_lowering)
+
+
+# ----- broadcast_in_dim ----------------------------------------------------------------------
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """Broadcast `operand` to `shape`; operand dimension i becomes dimension
+    `broadcast_dimensions[i]` of the result (sizes equal, or 1).
+
+    Example: `lax.broadcast_in_dim(jnp.ones(3), (2, 3), (1,))` has shape (2, 3).
+    """
+    shape = tuple(int(d) for d in shape)
+    broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
+    aval = aval_of(operand)
+    if aval.shape == shape and broadcast_dimensions == tuple(range(len(shape))):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=broadcast_dimensions)
+
+
+def _broadcast_in_dim_shape_rule(operand, *, shape, broadcast_dimensions):
+    if operand.ndim != len(broadcast_dimensions):
+        raise TypeError("broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; "
+                        f"got broadcast_dimensions {broadcast_dimensions} for operand ndim {operand.ndim}.")
+    if len(shape) < operand.ndim:
+        raise TypeError(f"broadcast_in_dim target broadcast shape must have equal or higher rank to the "
+                        f"operand shape; got operand ndim {operand.ndim} and target broadcast ndim {len(shape)}.")
+    if any(d < 0 or d >= len(shape) for d in broadcast_dimensions):
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must be in range [0, {len(shape)}); "
+                        f"got {broadcast_dimensions}.")
+    if any(a >= b for a, b in zip(broadcast_dimensions, broadcast_dimensions[1:])):
+        raise TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing; "
+                        f"got broadcast_dimensions {broadcast_dimensions}")
+    for i, d in enumerate(broadcast_dimensions):
+        if operand.shape[i] != 1 and operand.shape[i] != shape[d]:
+            raise TypeError(
+                "broadcast_in_dim operand dimension sizes must either be 1, or be equal to their "
+                f"corresponding dimensions in the target broadcast shape; got operand of shape "
+                f"{operand.shape}, target broadcast shape {shape}, broadcast_dimensions {broadcast_dimensions}")
+    return shape
+
+
+def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions):
+    return ctx.b.op("stablehlo.broadcast_in_dim", [x], [ctx.avals_out[0]],
+                    {"broadcast_dimensions": i64_array(broadcast_dimensions)})
+
+
+broadcast_in_dim_p = standard_primitive(
+    "broadcast_in_dim", _broadcast_in_dim_shape_rule, lambda operand, **_: operand.dtype,
+    lambda operand, **_: operand.weak_type)
+lowering.register(broadcast_in_dim_p, _broadcast_in_dim_lowering)
+
+
+def broadcast(operand, sizes):
+    """Add leading dimensions of `sizes` to `operand` (like `lax.broadcast`)."""
+    aval = aval_of(operand)
+    sizes = tuple(sizes)
+    n = len(sizes)
+    return broadcast_in_dim(operand, sizes + aval.shape, tuple(range(n, n + aval.ndim)))
+
+
+def broadcast_to_rank(x, rank):
+    """Prepend size-1 dimensions until `x` has `rank` dimensions."""
+    aval = aval_of(x)
+    if aval.ndim >= rank:
+        return x
+    return reshape(x, (1,) * (rank - aval.ndim) + aval.shape)
+
+
+# ----- reshape -------------------------------------------------------------------------------
+
+def reshape(operand, new_sizes, dimensions=None):
+    """Reshape `operand` to `new_sizes` (row-major); `dimensions` permutes the operand first.
+
+    Example: `lax.reshape(jnp.arange(6), (2, 3))`.
+    """
+    new_sizes = tuple(int(d) for d in new_sizes)
+    aval = aval_of(operand)
+    if dimensions is not None and tuple(dimensions) != tuple(range(aval.ndim)):
+        from .structural import transpose
+        operand = transpose(operand, dimensions)
+    if aval.shape == new_sizes:
+        return operand
+    return reshape_p.bind(operand, new_sizes=new_sizes)
+
+
+def _reshape_shape_rule(operand, *, new_sizes):
+    if any(d < 0 for d in new_sizes):
+        raise TypeError(f"reshape new_sizes must all be non-negative, got {new_sizes}.")
+    if int(np.prod(new_sizes)) != operand.size:
+        raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} for shape "
+                        f"{operand.shape}.")
+    return new_sizes
+
+
+reshape_p = standard_primitive("reshape", _reshape_shape_rule, lambda operand, **_: operand.dtype,
+                               lambda operand, **_: operand.weak_type)
+lowering.register(reshape_p, lambda ctx, x, *, new_sizes: ctx.b.op("stablehlo.reshape", [x], [ctx.avals_out[0]]))
+
+
+# ----- bitcast_convert_type -----------------------------------------------------------------
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterpret the bits of `operand` as `new_dtype`. Equal widths keep the shape; a narrower
+    `new_dtype` adds a trailing dimension of size `old_bits // new_bits`; a wider one consumes a
+    trailing dimension of that size.
+
+    Example: `lax.bitcast_convert_type(jnp.float32(1.0), jnp.int32)` is `1065353216`.
+    """
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype)
+
+
+def _bitcast_convert_type_shape_rule(operand, *, new_dtype):
+    old_bits, new_bits = operand.dtype.itemsize, np.dtype(new_dtype).itemsize
+    if old_bits == new_bits:
+        return operand.shape
+    if old_bits > new_bits:
+        return operand.shape + (old_bits // new_bits,)
+    ratio = new_bits // old_bits
+    if not operand.shape or operand.shape[-1] != ratio:
+        raise TypeError(f"bitcast_convert_type from {dtypes.short_name(operand.dtype)} to "
+                        f"{dtypes.short_name(new_dtype)} requires the operand's last dimension to be {ratio}, "
+                        f"got shape {operand.shape}.")
+    return operand.shape[:-1]
+
+
+def _bitcast_convert_type_dtype_rule(operand, *, new_dtype):
+    for dt in (operand.dtype, new_dtype):
+        if dtypes.is_bool(dt):
+            raise TypeError("bitcast_convert_type does not accept bool (its bit layout is not defined); "
+                            "convert with lax.convert_element_type instead.")
+    return new_dtype
+
+
+bitcast_convert_type_p = standard_primitive("bitcast_convert_type", _bitcast_convert_type_shape_rule,
+                                            _bitcast_convert_type_dtype_rule)
+lowering.register(bitcast_convert_type_p,
+                  lambda ctx, x, *, new_dtype: ctx.b.op("stablehlo.bitcast_convert", [x], [ctx.avals_out[0]]))
+
+
+# ----- iota ------------------------------------------------------------------------------------
+
+def broadcasted_iota(dtype, shape, dimension):
+    """An array of `shape` whose entries count 0, 1, ... along `dimension`.
+
+    Example: `lax.broadcasted_iota(jnp.int32, (2, 3), 1)` is `[[0, 1, 2], [0, 1, 2]]`.
+    """
+    dtype = dtypes.canonicalize_dtype(dtype)
+    shape = tuple(int(d) for d in shape)
+    return iota_p.bind(dtype=dtype, shape=shape, dimension=int(dimension))
+
+
+def iota(dtype, size):
+    """The vector `[0, 1, ..., size - 1]` of `dtype`. Example: `lax.iota(jnp.float32, 3)`."""
+    return broadcasted_iota(dtype, (int(size),), 0)
+
+
+def _iota_shape_rule(*, dtype, shape, dimension):
+    if any(d < 0 for d in shape):
+        raise TypeError(f"iota shape must have non-negative sizes, got {shape}.")
+    if not 0 <= dimension < len(shape):
+        raise TypeError(f"iota dimension must be in range [0, {len(shape)}), got dimension={dimension} "
+                        f"for shape {shape}.")
+    return shape
+
+
+def _iota_dtype_rule(*, dtype, shape, dimension):
+    check_dtype_accepted("iota", dtype, NUMBER)
+    return dtype
+
+
+def _iota_lowering(ctx, *, dtype, shape, dimension):
+    return ctx.b.op("stablehlo.iota", [], [ctx.avals_out[0]], {"iota_dimension": f"{dimension} : i64"})
+
+
+iota_p = standard_primitive("iota", _iota_shape_rule, _iota_dtype_rule)
+lowering.register(iota_p, _iota_lowering)
+
+
+# ----- squeeze / expand_dims ---------------------------------------------------------------
+
+def squeeze(array, dimensions):
+    """Remove the size-1 `dimensions` (negative values count from the end) from `array`.
+
+    Example: `lax.squeeze(jnp.ones((1, 3, 1)), (0, 2))` has shape (3,).
+    """
+    ndim = aval_of(array).ndim
+    dims = []
+    for d in dimensions:
+        d = int(d)
+        if not -ndim <= d < ndim:
+            raise ValueError(f"squeeze: dimension {d} is out of bounds for an array of rank {ndim}.")
+        dims.append(d % ndim)
+    dims = tuple(sorted(set(dims)))
+    if not dims:
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+def _squeeze_shape_rule(operand, *, dimensions):
+    if any(operand.shape[d] != 1 for d in dimensions):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one, got "
+                         f"shape={operand.shape} and dimensions={dimensions}")
+    return tuple(s for i, s in enumerate(operand.shape) if i not in dimensions)
+
+
+squeeze_p = standard_primitive("squeeze", _squeeze_shape_rule, _operand_dtype, _operand_weak)
+lowering.register(squeeze_p, lambda ctx, x, *, dimensions: ctx.b.op("stablehlo.reshape", [x], [ctx.avals_out[0]]))
+
+
+def expand_dims(array, dimensions):
+    """Insert size-1 dimensions at `dimensions` (positions in the result; negative from its end).
+
+    Example: `lax.expand_dims(jnp.ones(3), (0, 2))` has shape (1, 3, 1).
+    """
+    aval = aval_of(array)
+    out_ndim = aval.ndim + len(dimensions)
+    dims = []
+    for d in dimensions:
+        d = int(d)
+        if not -out_ndim <= d < out_ndim:
+            raise ValueError(f"expand_dims: dimension {d} is out of bounds for a result of rank {out_ndim}.")
+        dims.append(d % out_ndim)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"expand_dims: repeated dimension in {tuple(dimensions)}.")
+    shape = list(aval.shape)
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    kept = tuple(i for i in range(out_ndim) if i not in dims)
+    return broadcast_in_dim(array, tuple(shape), kept)
+
+
+# ----- transpose -------------------------------------------------------------------------------
+
+def transpose(operand, permutation):
+    """Permute the dimensions: result dimension i is operand dimension `permutation[i]`.
+
+    Example: `lax.transpose(jnp.ones((2, 3)), (1, 0))` has shape (3, 2).
+    """
+    permutation = tuple(int(p) for p in permutation)
+    if permutation == tuple(range(aval_of(operand).ndim)):
+        return operand
+    return transpose_p.bind(operand, permutation=permutation)
+
+
+def _transpose_shape_rule(operand, *, permutation):
+    if sorted(permutation) != list(range(operand.ndim)):
+        raise TypeError("transpose permutation isn't a permutation of operand dimensions, got "
+                        f"permutation {permutation} for operand shape {operand.shape}.")
+    return tuple(operand.shape[p] for p in permutation)
+
+
+def _transpose_lowering(ctx, x, *, permutation):
+    return ctx.b.op("stablehlo.transpose", [x], [ctx.avals_out[0]], {"permutation": i64_array(permutation)})
+
+
+transpose_p = standard_primitive("transpose", _transpose_shape_rule, _operand_dtype, _operand_weak)
+lowering.register(transpose_p, _transpose_lowering)
+
+
+# ----- rev -------------------------------------------------------------------------------------
+
+def rev(operand, dimensions):
+    """Reverse `operand` along each of `dimensions`. Example: `lax.rev(jnp.arange(3), (0,))`."""
+    dimensions = tuple(int(d) for d in dimensions)
+    if not dimensions:
+        return operand
+    return rev_p.bind(operand, dimensions=dimensions)
+
+
+def _rev_shape_rule(operand, *, dimensions):
+    if len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
+    if any(not 0 <= d < operand.ndim for d in dimensions):
+        raise TypeError(f"rev dimensions must all be in range [0, {operand.ndim}) for operand shape "
+                        f"{operand.shape}, got dimensions {dimensions}.")
+    return operand.shape
+
+
+def _rev_lowering(ctx, x, *, dimensions):
+    return ctx.b.op("stablehlo.reverse", [x], [ctx.avals_out[0]], {"dimensions": i64_array(dimensions)})
+
+
+rev_p = standard_primitive("rev", _rev_shape_rule, _operand_dtype, _operand_weak)
+lowering.register(rev_p, _rev_lowering)
+
+
+# ----- pad -------------------------------------------------------------------------------------
+
+def pad(operand, padding_value, padding_config):
+    """Pad `operand` with the scalar `padding_value`; `padding_config` has one `(low, high,
+    interior)` per dimension. Negative low/high remove elements; interior pads between elements.
+
+    Example: `lax.pad(jnp.array([1, 2]), 0, [(1, 2, 1)])` is `[0, 1, 0, 2, 0, 0]`.
+    """
+    if _python_scalar(padding_value):
+        padding_value = scalar_array(padding_value, aval_of(operand).dtype, weak_type=aval_of(operand).weak_type)
+    padding_config = tuple((int(lo), int(hi), int(interior)) for lo, hi, interior in padding_config)
+    return pad_p.bind(operand, padding_value, padding_config=padding_config)
+
+
+def _pad_shape_rule(operand, padding_value, *, padding_config):
+    if padding_value.ndim != 0:
+        raise TypeError(f"pad padding_value must be a scalar, got shape {padding_value.shape}.")
+    if len(padding_config) != operand.ndim:
+        raise TypeError(f"pad: len(padding_config) must equal operand.ndim, got padding_config "
+                        f"{padding_config} for operand shape {operand.shape}.")
+    if any(interior < 0 for _, _, interior in padding_config):
+        raise TypeError(f"pad interior padding must be non-negative, got padding_config {padding_config}.")
+    out = tuple(lo + hi + d + max(d - 1, 0) * interior
+                for d, (lo, hi, interior) in zip(operand.shape, padding_config, strict=True))
+    if any(d < 0 for d in out):
+        raise TypeError(f"pad: dimension sizes after padding must be non-negative, got {out} for operand "
+                        f"shape {operand.shape} and padding_config {padding_config}.")
+    return out
+
+
+def _pad_lowering(ctx, x, v, *, padding_config):
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    return ctx.b.op("stablehlo.pad", [x, v], [ctx.avals_out[0]],
+                    {"edge_padding_low": i64_array(lo), "edge_padding_high": i64_array(hi),
+                     "interior_padding": i64_array(interior)})
+
+
+pad_p = standard_primitive("pad", _pad_shape_rule, lambda x, v, **_: same_dtypes_rule("pad", ANY, x, v),
+                           lambda x, v, **_: x.weak_type and v.weak_type)
+lowering.register(pad_p, _pad_lowering)
+
+
+# ----- concatenate -----------------------------------------------------------------------------
+
+def concatenate(operands, dimension):
+    """Join `operands` (same dtype and rank) along `dimension`.
+
+    Example: `lax.concatenate([jnp.ones(2), jnp.zeros(3)], 0)` has shape (5,).
+    """
+    operands = list(operands)
+    if not operands:
+        raise TypeError("concatenate requires a non-empty sequence of arrays.")
+    if len(operands) == 1:
+        _concatenate_shape_rule(aval_of(operands[0]), dimension=int(dimension))
+        return operands[0]
+    return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def _concatenate_shape_rule(*operands, dimension):
+    shapes = [o.shape for o in operands]
+    shapes_str = ", ".join(map(str, shapes))
+    if len({len(s) for s in shapes}) != 1:
+        raise TypeError(f"Cannot concatenate arrays with different numbers of dimensions: got {shapes_str}.")
+    if not 0 <= dimension < len(shapes[0]):
+        raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for shapes {shapes_str}.")
+    rest = {s[:dimension] + s[dimension + 1:] for s in shapes}
+    if len(rest) != 1:
+        raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions other than the one "
+                        f"being concatenated: concatenating along dimension {dimension} for shapes {shapes_str}.")
+    out = list(shapes[0])
+    out[dimension] = sum(s[dimension] for s in shapes)
+    return tuple(out)
+
+
+def _concatenate_lowering(ctx, *xs, dimension):
+    return ctx.b.op("stablehlo.concatenate", list(xs), [ctx.avals_out[0]], {"dimension": f"{dimension} : i64"})
+
+
+concatenate_p = standard_primitive("concatenate", _concatenate_shape_rule,
+                                   lambda *ops, **_: same_dtypes_rule("concatenate", ANY, *ops),
+                                   lambda *ops, **_: all(o.weak_type for o in ops))
+lowering.register(concatenate_p, _concatenate_lowering)
+
+
+# ----- slice -----------------------------------------------------------------------------------
+
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 (JAX's name)
+    """The static slice `operand[start:limit:stride]` in every dimension (non-negative indices).
+
+    Example: `lax.slice(jnp.arange(10), (1,), (8,), (3,))` is `[1, 4, 7]`.
+    """
+    start_indices = tuple(int(i) for i in start_indices)
+    limit_indices = tuple(int(i) for i in limit_indices)
+    strides = (1,) * len(start_indices) if strides is None else tuple(int(s) for s in strides)
+    aval = aval_of(operand)
+    if start_indices == (0,) * aval.ndim and limit_indices == aval.shape and strides == (1,) * aval.ndim:
+        return operand
+    return slice_p.bind(operand, start_indices=start_indices, limit_indices=limit_indices, strides=strides)
+
+
+def _slice_shape_rule(operand, *, start_indices, limit_indices, strides):
+    shape = operand.shape
+    if not len(start_indices) == len(limit_indices) == len(strides) == operand.ndim:
+        raise TypeError(f"slice start_indices, limit_indices and strides must have length equal to the "
+                        f"operand's rank {operand.ndim}, got {start_indices}, {limit_indices} and {strides}.")
+    if any(s < 0 for s in start_indices):
+        raise TypeError(f"slice start_indices must be non-negative, got {start_indices}.")
+    if any(l > d for l, d in zip(limit_indices, shape, strict=True)):
+        raise TypeError(f"slice limit_indices must be less than or equal to operand shape, got limit_indices "
+                        f"{limit_indices} for operand shape {shape}.")
+    if any(s > l for s, l in zip(start_indices, limit_indices, strict=True)):
+        raise TypeError(f"slice limit_indices must be greater than or equal to start_indices, got "
+                        f"start_indices {start_indices} and limit_indices {limit_indices}.")
+    if any(s <= 0 for s in strides):
+        raise TypeError(f"slice strides must be positive, got {strides}.")
+    return tuple(-(-(l - s) // st) for s, l, st in zip(start_indices, limit_indices, strides, strict=True))
+
+
+def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
+    return ctx.b.op("stablehlo.slice", [x], [ctx.avals_out[0]],
+                    {"start_indices": i64_array(start_indices), "limit_indices": i64_array(limit_indices),
+                     "strides": i64_array(strides)})
+
+
+slice_p = standard_primitive("slice", _slice_shape_rule, _operand_dtype, _operand_weak)
+lowering.register(slice_p, _slice_lowering)
+
+
+# ----- dynamic_slice / dynamic_update_slice -------------------------------------------------------
+# Start indices are scalar integer operands. As in JAX, a negative index counts from the end of its
+# dimension (the lowering adds the size), then XLA clamps it so the whole slice stays in bounds.
+
+def _index_operands(name, start_indices, ndim):
+    """The start indices as 0-d arrays of one integer dtype (Python ints become int32)."""
+    start_indices = list(start_indices)
+    if len(start_indices) != ndim:
+        raise TypeError(f"{name}: the number of start_indices must equal the operand's rank {ndim}, "
+                        f"got {len(start_indices)}.")
+    avals = [None if _python_scalar(i) else aval_of(i) for i in start_indices]
+    for a in avals:
+        if a is not None and (a.ndim != 0 or not (dtypes.is_int(a.dtype) or dtypes.is_unsigned(a.dtype))):
+            raise TypeError(f"{name}: start_indices must be scalar integers, got an index of type "
+                            f"{a.str_short()}.")
+    array_dtypes = {a.dtype for a in avals if a is not None}
+    dtype = array_dtypes.pop() if len(array_dtypes) == 1 else dtypes.int32
+    if any(d.itemsize == 8 for d in array_dtypes):
+        dtype = dtypes.canonicalize_dtype(dtypes.int64)
+    out = []
+    for i, a in zip(start_indices, avals, strict=True):
+        if a is None:
+            i = scalar_array(int(i), dtype, weak_type=False)
+        elif a.dtype != dtype:
+            i = convert_element_type(i, dtype)
+        out.append(i)
+    return out
+
+
+def _normalized_indices(ctx, indices, index_avals, dims):
+    """Lower `i < 0 ? i + dim : i` for each signed index."""
+    b, out = ctx.b, []
+    for i, a, d in zip(indices, index_avals, dims, strict=True):
+        if a.dtype.kind == "i":
+            zero = b.constant(0, a.dtype, ())
+            size = b.constant(d, a.dtype, ())
+            neg = lowering.compare(b, i, zero, "LT", a)
+            i = b.op("stablehlo.select", [neg, b.op("stablehlo.add", [i, size], [a]), i], [a])
+        out.append(i)
+    return out
+
+
+def _check_index_dtypes(name, indices):
+    if len({a.dtype for a in indices}) > 1 or any(a.ndim != 0 or a.dtype.kind not in "iu" for a in indices):
+        raise TypeError(f"{name}: start_indices must be scalar integers of one dtype, got "
+                        f"{', '.join(a.str_short() for a in indices)}.")
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """The slice of static size `slice_sizes` starting at the (possibly traced) `start_indices`.
+
+    Unlike NumPy, the start is clamped so that the slice stays in bounds (as XLA does); a negative
+    start counts from the end. Example: `lax.dynamic_slice(jnp.arange(5), (3,), (3,))` is `[2, 3, 4]`.
+    """
+    aval = aval_of(operand)
+    indices = _index_operands("dynamic_slice", start_indices, aval.ndim)
+    slice_sizes = tuple(int(s) for s in slice_sizes)
+    return dynamic_slice_p.bind(operand, *indices, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_shape_rule(operand, *indices, slice_sizes):
+    _check_index_dtypes("dynamic_slice", indices)
+    if len(indices) != operand.ndim or len(slice_sizes) != operand.ndim:
+        raise TypeError(f"dynamic_slice: start_indices and slice_sizes must have length equal to the operand's "
+                        f"rank {operand.ndim}, got {len(indices)} and {slice_sizes}.")
+    if any(not 0 <= s <= d for s, d in zip(slice_sizes, operand.shape, strict=True)):
+        raise TypeError(f"dynamic_slice slice_sizes must be non-negative and at most the operand shape, got "
+                        f"slice_sizes {slice_sizes} for operand shape {operand.shape}.")
+    return slice_sizes
+
+
+def _dynamic_slice_lowering(ctx, x, *indices, slice_sizes):
+    indices = _normalized_indices(ctx, indices, ctx.avals_in[1:], ctx.avals_in[0].shape)
+    return ctx.b.op("stablehlo.dynamic_slice", [x, *indices], [ctx.avals_out[0]],
+                    {"slice_sizes": i64_array(slice_sizes)})
+
+
+dynamic_slice_p = standard_primitive("dynamic_slice", _dynamic_slice_shape_rule, _operand_dtype, _operand_weak)
+lowering.register(dynamic_slice_p, _dynamic_slice_lowering)
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    """`operand` with the block `update` written at `start_indices` (clamped so that the whole
+    update fits, as XLA does; negative starts count from the end).
+
+    Example: `lax.dynamic_update_slice(jnp.zeros(4), jnp.ones(2), (1,))` is `[0., 1., 1., 0.]`.
+    """
+    aval = aval_of(operand)
+    if _python_scalar(update):
+        update = scalar_array(update, aval.dtype, weak_type=aval.weak_type)
+    indices = _index_operands("dynamic_update_slice", start_indices, aval.ndim)
+    return dynamic_update_slice_p.bind(operand, update, *indices)
+
+
+def _dynamic_update_slice_shape_rule(operand, update, *indices):
+    _check_index_dtypes("dynamic_update_slice", indices)
+    if update.ndim != operand.ndim or len(indices) != operand.ndim:
+        raise TypeError(f"dynamic_update_slice: update rank and the number of start_indices must equal the "
+                        f"operand's rank, got operand shape {operand.shape}, update shape {update.shape} and "
+                        f"{len(indices)} start indices.")
+    if any(u > d for u, d in zip(update.shape, operand.shape, strict=True)):
+        raise TypeError(f"dynamic_update_slice update shape must be smaller than operand shape, got update "
+                        f"shape {update.shape} for operand shape {operand.shape}.")
+    return operand.shape
+
+
+def _dynamic_update_slice_lowering(ctx, x, u, *indices):
+    indices = _normalized_indices(ctx, indices, ctx.avals_in[2:], ctx.avals_in[0].shape)
+    return ctx.b.op("stablehlo.dynamic_update_slice", [x, u, *indices], [ctx.avals_out[0]])
+
+
+dynamic_update_slice_p = standard_primitive(
+    "dynamic_update_slice", _dynamic_update_slice_shape_rule,
+    lambda x, u, *_: same_dtypes_rule("dynamic_update_slice", ANY, x, u),
+    lambda x, u, *_: x.weak_type and u.weak_type)
+lowering.register(dynamic_update_slice_p, _dynamic_update_slice_lowering)
+
+
+# ----- stop_gradient ---------------------------------------------------------------------------
+
+def stop_gradient(x):
+    """The identity on values, but gradients do not flow through it. `x` may be a pytree; only
+    floating-point leaves are wrapped (others have no gradient anyway).
+
+    Example: `grad(lambda x: x * lax.stop_gradient(x))(3.)` is `3.`.
+    """
+    from ..tree_util import tree_map
+
+    def stop(leaf):
+        if dtypes.is_inexact(dtypes.dtype(leaf)):
+            return stop_gradient_p.bind(leaf)
+        return leaf
+
+    return tree_map(stop, x)
+
+
+stop_gradient_p = standard_primitive("stop_gradient", lambda x: x.shape, _operand_dtype, _operand_weak)
+lowering.register(stop_gradient_p, lambda ctx, x: x)
+
+
+# ----- derived helpers (no primitives of their own) -----------------------------------------------
+
+def full(shape, fill_value, dtype=None):
+    """An array of `shape` whose every element is the scalar `fill_value` (as `dtype`, default its
+    own; a Python scalar with no `dtype` gives a weakly typed result).
+
+    Example: `lax.full((2, 3), 1.5)`.
+    """
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise TypeError(f"full: shape must have non-negative sizes, got {shape}.")
+    fill_aval = aval_of(fill_value) if not _python_scalar(fill_value) else None
+    if fill_aval is not None and fill_aval.ndim != 0:
+        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {fill_aval.shape}.")
+    weak = dtype is None and (fill_aval.weak_type if fill_aval is not None else type(fill_value) is not bool)
+    dtype = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.dtype(fill_value))
+    if fill_aval is None:
+        value = scalar_array(fill_value, dtype, weak_type=weak)
+    else:
+        value = convert_element_type(fill_value, dtype, weak_type=weak)
+    return broadcast_in_dim(value, shape, ())
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    """An array like `x` (its shape and dtype, unless given) filled with `fill_value`.
+
+    Example: `lax.full_like(jnp.ones((2, 2)), 3)` is a float32 array of threes.
+    """
+    aval = aval_of(x)
+    weak = dtype is None and aval.weak_type
+    dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
+    out = full(aval.shape if shape is None else shape, fill_value, dtype)
+    return convert_element_type(out, dtype, weak_type=weak) if weak else out
+
+
+def zeros_like_array(x):
+    """Zeros with the shape and dtype of `x`."""
+    return full_like(x, 0)
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """Merge dimensions `[start_dimension, stop_dimension)` into one.
+
+    Example: `lax.collapse(jnp.ones((2, 3, 4)), 1)` has shape (2, 12).
+    """
+    shape = aval_of(operand).shape
+    ndim = len(shape)
+    stop = ndim if stop_dimension is None else stop_dimension
+    start = start_dimension + ndim if start_dimension < 0 else start_dimension
+    stop = stop + ndim if stop < 0 else stop
+    if not 0 <= start <= stop <= ndim:
+        raise ValueError(f"collapse: invalid dimensions [{start_dimension}, {stop_dimension}) for shape {shape}.")
+    new_shape = shape[:start] + (math.prod(shape[start:stop]),) + shape[stop:]
+    return reshape(operand, new_shape)
+
+
+def _canonical_axis(axis, ndim, name):
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: axis {axis} is out of bounds for an operand of rank {ndim}.")
+    return axis % ndim
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """`lax.slice` along one `axis`; `None` and negative indices are interpreted as in Python.
+
+    Example: `lax.slice_in_dim(jnp.arange(6), 1, -1)` is `[1, 2, 3, 4]`.
+    """
+    shape = aval_of(operand).shape
+    axis = _canonical_axis(int(axis), len(shape), "slice_in_dim")
+    size = shape[axis]
+    start = 0 if start_index is None else int(start_index)
+    limit = size if limit_index is None else int(limit_index)
+    start = start + size if start < 0 else start
+    limit = limit + size if limit < 0 else limit
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    """Element `index` (a static int, negative from the end) along `axis`.
+
+    Example: `lax.index_in_dim(jnp.ones((2, 3)), 1, keepdims=False)` has shape (3,).
+    """
+    shape = aval_of(operand).shape
+    axis = _canonical_axis(int(axis), len(shape), "index_in_dim")
+    index = int(index)
+    if not -shape[axis] <= index < shape[axis]:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {shape[axis]}")
+    index = index % shape[axis]
+    out = slice_in_dim(operand, index, index + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    """`lax.dynamic_slice` along one `axis` (other dimensions taken whole)."""
+    shape = aval_of(operand).shape
+    axis = _canonical_axis(int(axis), len(shape), "dynamic_slice_in_dim")
+    starts = [0] * len(shape)
+    starts[axis] = start_index
+    sizes = list(shape)
+    sizes[axis] = int(slice_size)
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    """Element `index` (possibly traced; clamped) along `axis`."""
+    axis = _canonical_axis(int(axis), aval_of(operand).ndim, "dynamic_index_in_dim")
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    """`lax.dynamic_update_slice` with the start given only along `axis` (zero elsewhere)."""
+    ndim = aval_of(operand).ndim
+    axis = _canonical_axis(int(axis), ndim, "dynamic_update_slice_in_dim")
+    starts = [0] * ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    """Write `update` (with or without the size-1 `axis`) at position `index` along `axis`."""
+    ndim = aval_of(operand).ndim
+    axis = _canonical_axis(int(axis), ndim, "dynamic_update_index_in_dim")
+    if aval_of(update).ndim == ndim - 1:
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis)

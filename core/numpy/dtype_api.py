@@ -1,0 +1,148 @@
+"""Dtype objects and queries: `jnp.float32(...)`, finfo, iinfo, result_type, promote_types, can_cast."""
+import numpy as np
+
+from .. import dtypes
+
+__all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "bfloat16", "float16", "float32", "float64", "complex64", "complex128", "int_", "uint",
+           "float_", "complex_", "dtype", "finfo", "iinfo", "result_type", "promote_types", "can_cast",
+           "issubdtype", "isdtype", "integer", "signedinteger", "unsignedinteger", "floating",
+           "complexfloating", "inexact", "number", "generic", "bool", "ndim", "shape", "size"]
+
+
+class _ScalarMeta(type):
+    """`jnp.float32` is a dtype stand-in that NumPy understands (`np.dtype(jnp.float32)`) and a
+    constructor: `jnp.float32(1.5)` is a 0-d float32 Array."""
+
+    def __call__(cls, x):
+        from .creation import array
+        return array(x, dtype=cls.dtype)
+
+    def __eq__(cls, other):
+        return cls is other or (isinstance(other, (np.dtype, type, str)) and _safe_dtype(other) == cls.dtype)
+
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __repr__(cls):
+        return f"<class 'core.numpy.{cls.__name__}'>"
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, cls.dtype.type)
+
+
+def _safe_dtype(x):
+    try:
+        return np.dtype(x)
+    except TypeError:
+        return None
+
+
+def _scalar_type(name, dt):
+    return _ScalarMeta(name, (), {"dtype": np.dtype(dt)})
+
+
+bool_ = _scalar_type("bool_", dtypes.bool_)
+bool = bool_  # noqa: A001  (jnp.bool is the NumPy 2 name)
+int8, int16, int32, int64 = (_scalar_type(n, getattr(dtypes, n)) for n in ("int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (_scalar_type(n, getattr(dtypes, n)) for n in ("uint8", "uint16", "uint32", "uint64"))
+bfloat16 = _scalar_type("bfloat16", dtypes.bfloat16)
+float16, float32, float64 = (_scalar_type(n, getattr(dtypes, n)) for n in ("float16", "float32", "float64"))
+complex64, complex128 = _scalar_type("complex64", dtypes.complex64), _scalar_type("complex128", dtypes.complex128)
+int_ = int64
+uint = uint64
+float_ = float64
+complex_ = complex128
+
+integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
+floating, complexfloating, inexact, number, generic = np.floating, np.complexfloating, np.inexact, np.number, np.generic
+
+
+def dtype(obj, align=False, copy=False):
+    """`numpy.dtype`, accepting purenn's scalar types (`jnp.dtype(jnp.float32)`)."""
+    if isinstance(obj, _ScalarMeta):
+        return obj.dtype
+    return np.dtype(obj, align=align, copy=copy)
+
+
+def finfo(dt):
+    """Machine limits of a float dtype (bfloat16 included). Example: `jnp.finfo(jnp.float32).eps`."""
+    return dtypes.finfo(_as_np_dtype(dt))
+
+
+def iinfo(dt):
+    """Machine limits of an integer dtype. Example: `jnp.iinfo(jnp.int8).max` is 127."""
+    return np.iinfo(_as_np_dtype(dt))
+
+
+def _as_np_dtype(x):
+    if isinstance(x, _ScalarMeta):
+        return x.dtype
+    if hasattr(x, "dtype") and not isinstance(x, (type, np.dtype)):
+        return np.dtype(x.dtype)
+    return np.dtype(x)
+
+
+def result_type(*args):
+    """The dtype of a NumPy operation on `args` by JAX's promotion rules (weak Python scalars).
+
+    Example: `jnp.result_type(jnp.float16, 1.0)` is float16.
+    """
+    args = [a.dtype if isinstance(a, _ScalarMeta) else a for a in args]
+    return dtypes.result_type(*args)
+
+
+def promote_types(a, b):
+    """The smallest dtype both `a` and `b` safely convert to, on JAX's lattice.
+
+    Example: `jnp.promote_types(jnp.int8, jnp.uint8)` is int16.
+    """
+    return dtypes.promote_types(_as_np_dtype(a), _as_np_dtype(b))
+
+
+def can_cast(from_, to, casting="safe"):
+    """`numpy.can_cast` on dtypes (`from_` may be an array)."""
+    return np.can_cast(_as_np_dtype(from_), _as_np_dtype(to), casting=casting)
+
+
+def issubdtype(arg1, arg2):
+    """`numpy.issubdtype`, with bfloat16 counted as a floating type."""
+    a = _as_np_dtype(arg1)
+    if isinstance(arg2, type) and issubclass(arg2, np.generic) and arg2 in (np.generic, np.number, np.inexact, np.floating, np.complexfloating, np.integer, np.signedinteger, np.unsignedinteger, np.bool_):
+        if a == dtypes.bfloat16:
+            return arg2 in (np.generic, np.number, np.inexact, np.floating)
+        return np.issubdtype(a, arg2)
+    return a == _as_np_dtype(arg2)
+
+
+def isdtype(dt, kind):
+    """The array-API `isdtype`: kind is a dtype, a name like 'real floating', or a tuple of them."""
+    dt = _as_np_dtype(dt)
+    if isinstance(kind, tuple):
+        return any(isdtype(dt, k) for k in kind)
+    names = {"bool": lambda d: d.kind == "b", "signed integer": lambda d: d.kind == "i",
+             "unsigned integer": lambda d: d.kind == "u", "integral": lambda d: d.kind in "iu",
+             "real floating": dtypes.is_float, "complex floating": dtypes.is_complex,
+             "numeric": lambda d: d.kind in "iufc" or d == dtypes.bfloat16}
+    if isinstance(kind, str):
+        if kind not in names:
+            raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {sorted(names)}")
+        return names[kind](dt)
+    return dt == _as_np_dtype(kind)
+
+
+def ndim(a):
+    """Number of dimensions of `a` (any array-like)."""
+    return len(shape(a))
+
+
+def shape(a):
+    """Shape of `a` (any array-like)."""
+    s = getattr(a, "shape", None)
+    return tuple(s) if s is not None else np.shape(a)
+
+
+def size(a, axis=None):
+    """Number of elements of `a`, or along `axis`."""
+    s = shape(a)
+    return int(np.prod(s)) if axis is None else s[axis]

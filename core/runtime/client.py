@@ -1,0 +1,133 @@
+"""The XLA client: created once, on first use, with the devices of this process.
+
+CPU is always there; `PURENN_NUM_CPU_DEVICES=N` gives N CPU devices in one process (pmap on CPU).
+If a CUDA PJRT plugin package is installed (the `jax_cuda12_plugin`/`jax_cuda13_plugin` wheels),
+its GPUs become the default backend; `PURENN_PLATFORM=cpu` forces the CPU.
+"""
+import importlib.util
+import os
+import sys
+
+
+
+class _JaxAbsentFinder:
+    """jaxlib tries `import jax` on some paths (the first host read of every buffer, DESIGN.md).
+    When jax is not installed, answer at once instead of searching sys.path each time. A finder
+    rather than `sys.modules["jax"] = None`, because libraries such as scipy take any 'jax' entry
+    in sys.modules to mean that jax is importable."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "jax" or name.startswith("jax."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+if "jax" not in sys.modules and importlib.util.find_spec("jax") is None:
+    if not any(isinstance(f, _JaxAbsentFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _JaxAbsentFinder())
+
+import jaxlib  # noqa: E402
+from jaxlib import xla_client as xc  # noqa: E402
+import jaxlib._jax as _xla  # noqa: E402
+
+jaxlib_version = getattr(jaxlib, "__version__", None) or getattr(getattr(jaxlib, "version", None), "__version__", "unknown")
+
+_state = {"backend": None}
+
+
+def _patch_sharding_classes():
+    """jaxlib's C++ reads attributes that `jax` normally patches onto its sharding classes."""
+    if getattr(_xla.SingleDeviceSharding, "_purenn_patched", False):
+        return
+    for cls in (_xla.SingleDeviceSharding, _xla.GSPMDSharding):
+        cls.memory_kind = property(lambda s: s._memory_kind)
+        cls._to_xla_hlo_sharding = lambda s, ndim: xc.HloSharding.replicate()
+        cls.is_fully_replicated = property(lambda s: True)
+        cls.is_fully_addressable = property(lambda s: True)
+    _xla.SingleDeviceSharding._device_assignment = property(lambda s: (s._device,))
+    _xla.SingleDeviceSharding.device_set = property(lambda s: {s._device})
+    _xla.SingleDeviceSharding.num_devices = property(lambda s: 1)
+    _xla.GSPMDSharding._device_assignment = property(lambda s: tuple(s._devices))
+    _xla.SingleDeviceSharding._purenn_patched = True
+
+
+def _num_cpu_devices():
+    raw = os.environ.get("PURENN_NUM_CPU_DEVICES", "1")
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ValueError(f"PURENN_NUM_CPU_DEVICES must be a positive integer, got {raw!r}") from None
+    if n < 1:
+        raise ValueError(f"PURENN_NUM_CPU_DEVICES must be a positive integer, got {n}")
+    return n
+
+
+def _try_gpu_client():
+    """A client for the CUDA PJRT plugin if its wheel is installed; None otherwise."""
+    if os.environ.get("PURENN_PLATFORM", "").lower() == "cpu":
+        return None
+    for name in ("jax_cuda13_plugin", "jax_cuda12_plugin"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        lib = os.path.join(list(spec.submodule_search_locations)[0], "xla_cuda_plugin.so")
+        if not os.path.exists(lib):
+            continue
+        try:
+            if not xc.pjrt_plugin_loaded("cuda"):
+                xc.load_pjrt_plugin_dynamically("cuda", lib)
+            return xc.make_c_api_client("cuda")
+        except Exception as e:  # a broken GPU setup must not stop CPU work
+            print(f"purenn: CUDA plugin {name} found but failed to start ({e}); using CPU", file=sys.stderr)
+    return None
+
+
+class Backend:
+    """One XLA client and its devices."""
+
+    def __init__(self):
+        _patch_sharding_classes()
+        self.client = _try_gpu_client() or xc.make_cpu_client(num_devices=_num_cpu_devices())
+        self.platform = self.client.platform
+        self.devices = tuple(self.client.devices())
+        self.local_devices = tuple(self.client.local_devices())
+        self.default_device = self.local_devices[0]
+
+
+def backend():
+    b = _state["backend"]
+    if b is None:
+        b = _state["backend"] = Backend()
+    return b
+
+
+def default_backend():
+    """The platform name of the default backend: 'cpu' or 'gpu'."""
+    p = backend().platform
+    return "gpu" if p in ("cuda", "rocm", "gpu") else p
+
+
+def devices(backend_name=None):
+    """All devices of the backend, across processes (like `jax.devices()`)."""
+    return list(backend().devices)
+
+
+def local_devices(process_index=None, backend_name=None):
+    """The devices this process can address."""
+    return list(backend().local_devices)
+
+
+def device_count(backend_name=None):
+    return len(backend().devices)
+
+
+def local_device_count(backend_name=None):
+    return len(backend().local_devices)
+
+
+def process_index():
+    return backend().client.process_index()
+
+
+def process_count():
+    return len({d.process_index for d in backend().devices})

@@ -1,0 +1,89 @@
+"""Compiling StableHLO text and running it, with a bounded cache of executables."""
+import collections
+import threading
+
+import numpy as np
+
+from .client import _xla, xc, backend
+from .buffers import single_device_sharding
+
+
+class Executable:
+    """A compiled program for one device; call it with jaxlib arrays, get jaxlib arrays back."""
+    __slots__ = ("loaded", "out_avals", "handlers", "device", "text")
+
+    def __init__(self, loaded, out_avals, device, text):
+        self.loaded, self.out_avals, self.device, self.text = loaded, tuple(out_avals), device, text
+        sharding = single_device_sharding(device)
+        self.handlers = [_xla.array_result_handler(a, sharding, True, True) for a in out_avals]
+
+    def __call__(self, bufs):
+        return self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+
+    def memory_stats(self):
+        """XLA's memory analysis of the compiled program (bytes of arguments, outputs, temporaries)."""
+        return self.loaded.get_compiled_memory_stats()
+
+
+def compile_module(text, out_avals, device=None):
+    """Compile a StableHLO module (text) for `device` and return an `Executable`."""
+    b = backend()
+    device = device or b.default_device
+    options = xc.CompileOptions()
+    options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
+    loaded = b.client.compile_and_load(text, _xla.DeviceList((device,)), options)
+    return Executable(loaded, out_avals, device, text)
+
+
+class ExecutableCache:
+    """An LRU cache of executables, bounded by entry count, with hit and miss counters."""
+
+    def __init__(self, maxsize=4096):
+        self.maxsize = maxsize
+        self._entries = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key):
+        entry = self._entries.get(key)
+        if entry is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+            self._entries.move_to_end(key)
+        return entry
+
+    def put(self, key, value):
+        with self._lock:
+            self._entries[key] = value
+            if len(self._entries) > self.maxsize:
+                self._entries.popitem(last=False)
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+            self.hits = self.misses = 0
+
+    def __len__(self):
+        return len(self._entries)
+
+    def info(self):
+        return {"hits": self.hits, "misses": self.misses, "size": len(self._entries), "maxsize": self.maxsize}
+
+
+_caches = {}
+
+
+def register_cache(name, cache):
+    _caches[name] = cache
+    return cache
+
+
+def cache_info():
+    """Hit/miss counters and sizes of every executable cache, by name."""
+    return {name: c.info() for name, c in _caches.items()}
+
+
+def clear_executable_cache():
+    for c in _caches.values():
+        c.clear()

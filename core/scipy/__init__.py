@@ -1,0 +1,2 @@
+"""`core.scipy`: SciPy-style functions over purenn's primitives, as `jax.scipy` is over JAX's."""
+from . import special  # noqa: F401

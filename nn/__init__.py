@@ -1,0 +1,1 @@
+"""`nn`: see the open issues; this package is built after the core."""

@@ -1,0 +1,1 @@
+"""`optim`: see the open issues; this package is built after the core."""

@@ -1,0 +1,1 @@
+"""`train`: see the open issues; this package is built after the core."""
