@@ -28,7 +28,15 @@ class Config:
                        "Raise FloatingPointError when a computation produces an Inf."),
         "disable_jit": (lambda: _env_bool("PURENN_DISABLE_JIT", False),
                         "Run jitted functions op by op (for debugging)."),
+        "numpy_rank_promotion": (lambda: os.environ.get("PURENN_NUMPY_RANK_PROMOTION", "allow"),
+                                 "'allow', 'warn' or 'raise' when NumPy functions broadcast arrays of "
+                                 "different ranks (a (3,) bias against a (3, 4) array)."),
+        "numpy_dtype_promotion": (lambda: os.environ.get("PURENN_NUMPY_DTYPE_PROMOTION", "standard"),
+                                  "'standard' (JAX's lattice) or 'strict' (no implicit promotion between "
+                                  "different array dtypes; Python scalars still adapt)."),
     }
+    _CHOICES = {"numpy_rank_promotion": ("allow", "warn", "raise"),
+                "numpy_dtype_promotion": ("standard", "strict")}
 
     def __init__(self):
         self._values = {name: make() for name, (make, _) in self._DEFAULTS.items()}
@@ -39,6 +47,9 @@ class Config:
         if name not in self._values:
             known = ", ".join(sorted(self._values))
             raise AttributeError(f"Unknown config option {name!r}; the options are: {known}.")
+        choices = self._CHOICES.get(name)
+        if choices is not None and value not in choices:
+            raise ValueError(f"config option {name!r} must be one of {choices}, got {value!r}")
         self._values[name] = value
         self._trace_key = None
 
@@ -55,7 +66,8 @@ class Config:
         """A hashable summary of the flags that change how programs are built."""
         key = self._trace_key
         if key is None:
-            key = self._trace_key = (self._values["enable_x64"],)
+            key = self._trace_key = (self._values["enable_x64"], self._values["numpy_rank_promotion"],
+                                     self._values["numpy_dtype_promotion"])
         return key
 
     def __repr__(self):

@@ -187,6 +187,25 @@ def _promote_nodes(nodes, x64):
     return (joined if x64 else _TO_32.get(joined, joined)), False
 
 
+class TypePromotionError(ValueError):
+    """Raised under `numpy_dtype_promotion='strict'` for an implicit promotion between dtypes."""
+
+
+_KIND_ORDER = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+
+def _check_strict(pairs):
+    strong = {d for d, w in pairs if not w}
+    weak_kinds = [_KIND_ORDER["f" if d == bfloat16 else d.kind] for d, w in pairs if w]
+    if len(strong) > 1 or (strong and weak_kinds and max(weak_kinds) > _KIND_ORDER[
+            "f" if next(iter(strong)) == bfloat16 else next(iter(strong)).kind]):
+        names = ", ".join(repr(f"{d.name}" + (" (weak)" if w else "")) for d, w in pairs)
+        raise TypePromotionError(
+            f"Input dtypes ({names}) have no available implicit dtype promotion path when "
+            "numpy_dtype_promotion='strict'. Try explicitly casting inputs to the desired output type "
+            "(x.astype(...)), or set core.config.update('numpy_dtype_promotion', 'standard').")
+
+
 def promote_dtypes_weak(*pairs):
     """Join `(dtype, weak_type)` pairs: returns the result `(dtype, weak_type)`.
 
@@ -195,6 +214,8 @@ def promote_dtypes_weak(*pairs):
     weak node (a Python-scalar type).
     """
     x64 = config.enable_x64
+    if config.numpy_dtype_promotion == "strict":
+        _check_strict(pairs)
     if all(w for _, w in pairs):
         dt, _ = _promote_nodes(tuple(d for d, _ in pairs), x64)
         return dt, dt != bool_

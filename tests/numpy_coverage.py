@@ -1,8 +1,11 @@
 """Count the `core.numpy` functions that the tests compare against NumPy.
 
-A public callable of `core.numpy` (or of `core.numpy.linalg` / `core.numpy.fft`) counts as tested when a
-test file calls it as `jnp.<name>(`, `jnp.linalg.<name>(` or `jnp.fft.<name>(`. Run
-`python tests/numpy_coverage.py` (or `make coverage`); `--list` prints the untested names.
+A public function of `core.numpy`, `core.numpy.linalg` or `core.numpy.fft` (its `__all__`, else its
+public callables) counts as tested when a test file calls it: `jnp.name(`, `jnp.linalg.name(`, or
+`ALIAS.name(` where `from core.numpy import linalg as ALIAS`; or, in a file that looks functions up
+by name (`getattr(jnp, name)`, `getattr(ALIAS, name)`), when the name appears there as a string
+literal (the parametrize tables). Run `python tests/numpy_coverage.py` (or `make coverage`);
+`--list` prints the untested names.
 """
 import inspect
 import os
@@ -12,42 +15,47 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+SUBMODULES = ("linalg", "fft")
+
 
 def public_functions():
     import core.numpy as jnp
-    names = {}
-    for prefix, module in (("", jnp), ("linalg.", jnp.linalg), ("fft.", jnp.fft)):
-        for name in dir(module):
-            obj = getattr(module, name)
-            if name.startswith("_") or inspect.ismodule(obj) or isinstance(obj, type):
+    names = set()
+    for prefix, module in [("", jnp)] + [(f"{m}.", getattr(jnp, m)) for m in SUBMODULES]:
+        listed = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+        for name in listed:
+            obj = getattr(module, name, None)
+            if obj is None or inspect.ismodule(obj) or isinstance(obj, type) or not callable(obj):
                 continue
-            if callable(obj):
-                names[prefix + name] = obj
+            names.add(prefix + name)
     return names
 
 
-def called_names():
-    calls = set()
-    pattern = re.compile(r"\bjnp\.((?:linalg\.|fft\.)?[A-Za-z_][A-Za-z0-9_]*)\s*\(")
-    getattr_pattern = re.compile(r"getattr\(\s*jnp(?:\.(linalg|fft))?\s*,\s*[\"']([A-Za-z0-9_]+)[\"']")
+def tested_names(public):
+    tested = set()
     tests_dir = os.path.join(ROOT, "tests")
-    for fname in os.listdir(tests_dir):
-        if fname.startswith("test_") and fname.endswith(".py"):
-            text = open(os.path.join(tests_dir, fname)).read()
-            calls.update(pattern.findall(text))
-            for sub, name in getattr_pattern.findall(text):
-                calls.add(f"{sub}.{name}" if sub else name)
-            # names listed in parametrize tables as strings: "jnp:<name>"
-            calls.update(re.findall(r"[\"']jnp:((?:linalg\.|fft\.)?[A-Za-z0-9_]+)[\"']", text))
-    return calls
+    for fname in sorted(os.listdir(tests_dir)):
+        if not (fname.startswith("test_") and fname.endswith(".py")):
+            continue
+        text = open(os.path.join(tests_dir, fname)).read()
+        aliases = {"jnp": ""}
+        for sub in SUBMODULES:
+            aliases[f"jnp.{sub}"] = f"{sub}."
+            for alias in re.findall(rf"from core\.numpy import {sub} as (\w+)", text):
+                aliases[alias] = f"{sub}."
+        strings = set(re.findall(r"[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']", text))
+        for alias, prefix in aliases.items():
+            for name in re.findall(rf"(?<![\w.]){re.escape(alias)}\.([A-Za-z_]\w*)\s*\(", text):
+                tested.add(prefix + name)
+            if re.search(rf"getattr\(\s*{re.escape(alias)}\s*,", text):
+                tested.update(prefix + s for s in strings)
+    return tested & public
 
 
 def coverage():
-    funcs = public_functions()
-    called = called_names()
-    tested = sorted(n for n in funcs if n in called)
-    untested = sorted(n for n in funcs if n not in called)
-    return tested, untested
+    public = public_functions()
+    tested = tested_names(public)
+    return sorted(tested), sorted(public - tested)
 
 
 def main():

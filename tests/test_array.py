@@ -105,3 +105,10 @@ def test_methods_match_numpy(rng):
     np.testing.assert_array_equal(np.asarray(x.at[0, 1].set(9.0)), np.where(
         (np.arange(3)[:, None] == 0) & (np.arange(4) == 1), 9.0, a))
     assert x.devices() == {core.devices()[0]}
+
+
+def test_amax_amin_are_max_min(rng):
+    a = rng.normal(size=(3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(jnp.amax(jnp.asarray(a), axis=0)), np.amax(a, axis=0))
+    np.testing.assert_array_equal(np.asarray(jnp.amin(jnp.asarray(a), axis=1, keepdims=True)),
+                                  np.amin(a, axis=1, keepdims=True))

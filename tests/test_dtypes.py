@@ -98,3 +98,56 @@ def test_scalar_types_are_dtypes_and_constructors():
     assert jnp.issubdtype(jnp.bfloat16, jnp.floating) and not jnp.issubdtype(jnp.int8, jnp.floating)
     assert jnp.finfo(jnp.bfloat16).bits == 16 and jnp.iinfo(jnp.int8).max == 127
     assert jnp.can_cast(jnp.int8, jnp.int16) and not jnp.can_cast(jnp.float32, jnp.int32)
+
+
+@pytest.fixture
+def strict_promotion():
+    core.config.update("numpy_dtype_promotion", "strict")
+    try:
+        yield
+    finally:
+        core.config.update("numpy_dtype_promotion", "standard")
+
+
+@pytest.fixture
+def rank_promotion():
+    def set_mode(mode):
+        core.config.update("numpy_rank_promotion", mode)
+    yield set_mode
+    core.config.update("numpy_rank_promotion", "allow")
+
+
+def test_strict_dtype_promotion_refuses_mixed_array_dtypes(strict_promotion):  # F19
+    with pytest.raises(dtypes.TypePromotionError, match=r"Input dtypes \('int32', 'float32'\) have no "
+                                                        r"available implicit dtype promotion path.*strict"):
+        jnp.ones(3, jnp.int32) + jnp.ones(3, jnp.float32)
+    with pytest.raises(ValueError, match="'float32 \\(weak\\)'"):
+        jnp.ones(3, jnp.int32) * 2.5  # a weak float cannot silently turn an int array into floats
+    assert (jnp.ones(3, jnp.float16) * 2).dtype == np.float16  # weak scalars still adapt
+    assert (jnp.ones(3) + jnp.ones(3)).dtype == np.float32
+
+
+def test_rank_promotion_modes(rank_promotion):  # F18
+    x, bias = jnp.ones((3, 4)), jnp.ones(4)
+    rank_promotion("raise")
+    with pytest.raises(ValueError, match=r"add: operands could not be broadcast together with shapes "
+                                         r"\(3, 4\) \(4,\).*numpy_rank_promotion='raise'"):
+        x + bias
+    assert (x + 1.0).shape == (3, 4)  # scalars are not rank promotion
+    assert (x + bias[None, :]).shape == (3, 4)
+    rank_promotion("warn")
+    with pytest.warns(UserWarning, match="numpy_rank_promotion='warn'"):
+        x + bias
+    with pytest.raises(ValueError, match="must be one of"):
+        core.config.update("numpy_rank_promotion", "sometimes")
+
+
+def test_shape_queries_and_isdtype():
+    x = jnp.ones((2, 3))
+    assert jnp.ndim(x) == 2 and jnp.ndim(3.0) == 0 and jnp.ndim([[1, 2]]) == 2
+    assert jnp.size(x) == 6 and jnp.size(x, 1) == 3 and jnp.shape([1, 2, 3]) == (3,)
+    assert jnp.isdtype(jnp.float32, "real floating") and jnp.isdtype(jnp.bfloat16, "real floating")
+    assert not jnp.isdtype(jnp.int8, ("real floating", "complex floating"))
+    assert jnp.isdtype(jnp.uint8, "integral") and jnp.isdtype(jnp.int16, jnp.int16)
+    with pytest.raises(ValueError, match="unknown kind 'floats'"):
+        jnp.isdtype(jnp.float32, "floats")

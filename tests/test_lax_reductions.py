@@ -276,3 +276,9 @@ def test_generic_reduce_monoids(rng):
         lax.reduce(a, 0.0, lambda p, q: p + q, (0,))
     with pytest.raises(TypeError, match=r"reduce: got 2 operands but 1 init values"):
         lax.reduce((a, a), (0.0,), lax.add, (0,))
+
+
+def test_reduce_window_min_primitive_directly(rng):
+    x = tu.rand(rng, (7,), np.float32)
+    out = lax.reduce_window_min(jnp.asarray(x), (2,), (1,), "VALID")
+    np.testing.assert_array_equal(np.asarray(out), np.minimum(x[:-1], x[1:]))

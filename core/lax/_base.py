@@ -95,8 +95,16 @@ def same_dtypes_rule(name, accepted, *avals):
             raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
                             f"{', '.join(dtypes.short_name(x.dtype) for x in avals)}. "
                             "(Tip: jnp.{0} is a similar function that does automatic type promotion "
-                            "on inputs.)".format(name))
+                            "on inputs.)".format(_NUMPY_NAMES.get(name, name)))
     return first
+
+
+# lax name -> the core.numpy function that promotes its inputs (for error tips)
+_NUMPY_NAMES = {"sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder", "pow": "power",
+                "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "max": "maximum",
+                "min": "minimum", "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                "gt": "greater", "ge": "greater_equal", "atan2": "arctan2", "shift_left": "left_shift",
+                "shift_right_arithmetic": "right_shift", "nextafter": "nextafter", "complex": "complex"}
 
 
 def all_weak(*avals, **_):

@@ -1,7 +1,8 @@
 """Elementwise primitives: arithmetic, transcendental functions, comparisons and bit operations.
 
 Every primitive here is a `naryop` (or shaped like one): operands of one dtype and equal rank,
-size-1 dimensions broadcast, and rank-0 operands broadcast against any shape (as in JAX's lax). `core.numpy` adds NumPy's promotion and rank broadcasting on top.
+size-1 dimensions broadcast, and rank-0 operands broadcast against any shape (as in JAX's lax).
+`core.numpy` adds NumPy's promotion and rank broadcasting on top.
 Dtype groups follow JAX's `lax`: e.g. `sin` takes floats and complex numbers, `abs` signed
 integers, floats and complex numbers (complex -> real), `population_count` integers only.
 """
@@ -15,7 +16,7 @@ from ..interpreters import lowering
 from . import _base
 from ._base import (ANY, BOOL, COMPLEX, FLOAT, FLOAT_OR_COMPLEX, INT, INT_OR_BOOL, NUMBER, SIGNED,
                     broadcasting_shape_rule, check_dtype_accepted, dtype_kind,
-                    elementwise_args, elementwise_lowering, standard_primitive)
+                    elementwise_args, elementwise_lowering, naryop, standard_primitive)
 
 __all__ = [
     "add", "sub", "mul", "div", "rem", "pow", "integer_pow", "neg", "sign", "floor", "ceil", "round",
@@ -38,26 +39,6 @@ def _real_dtype(dtype):
 
 def _to_bool(dtype):
     return dtypes.bool_
-
-
-def naryop(name, accepted, result_dtype=None, hlo_op=None):
-    """`_base.naryop` whose operands may also be rank-0, broadcast against the others (as JAX's
-    lax allows: `lax.add(x, 2.0)`, `lax.mul(x, jnp.float32(2))`)."""
-    prim = _base.naryop(name, accepted, result_dtype, hlo_op)
-    dtype_eval = prim.abstract_eval
-
-    def abstract_eval(*avals, **params):
-        out = dtype_eval(*[a.update(shape=()) for a in avals], **params)
-        return out.update(shape=scalar_broadcasting_shape_rule(name, *avals))
-
-    prim.def_abstract_eval(abstract_eval)
-    return prim
-
-
-def scalar_broadcasting_shape_rule(name, *avals):
-    """`broadcasting_shape_rule` over the operands that are not rank-0 (those broadcast freely)."""
-    shaped = [a for a in avals if a.shape]
-    return broadcasting_shape_rule(name, *shaped) if shaped else ()
 
 
 # ----- arithmetic ------------------------------------------------------------------------------
@@ -136,7 +117,7 @@ def _pow_lowering(ctx, x, y):
         lowering.LoweringRuleContext(ctx.b, ctx.primitive, [aval_x, aval_y], ctx.avals_out), x, y)
 
 
-pow_p = standard_primitive("pow", lambda x, y: scalar_broadcasting_shape_rule("pow", x, y), _pow_dtype_rule,
+pow_p = standard_primitive("pow", lambda x, y: broadcasting_shape_rule("pow", x, y), _pow_dtype_rule,
                            lambda x, y: x.weak_type and y.weak_type)
 lowering.register(pow_p, _pow_lowering)
 
@@ -909,7 +890,7 @@ def _complex_dtype_rule(x, y):
     return _COMPLEX_OF[x.dtype]
 
 
-complex_p = standard_primitive("complex", lambda x, y: scalar_broadcasting_shape_rule("complex", x, y),
+complex_p = standard_primitive("complex", lambda x, y: broadcasting_shape_rule("complex", x, y),
                                _complex_dtype_rule, lambda x, y: x.weak_type and y.weak_type)
 lowering.register(complex_p, elementwise_lowering("stablehlo.complex"))
 

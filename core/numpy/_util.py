@@ -1,7 +1,10 @@
 """Shared machinery of `core.numpy`: argument checks, NumPy-style dtype promotion and broadcasting."""
+import warnings
+
 import numpy as np
 
 from .. import dtypes
+from ..config import config
 from ..array import Array, scalar_array, to_array
 from ..trace import Tracer
 from .. import lax
@@ -58,7 +61,22 @@ def promote_shapes(fun_name, *args):
         return args
     broadcast_shapes(*shapes)
     rank = max(len(s) for s in shapes)
+    if len({len(s) for s in shapes if s}) > 1:
+        _rank_promotion(fun_name, shapes)
     return [lax.broadcast_to_rank(a, rank) if len(s) < rank else a for a, s in zip(args, shapes, strict=True)]
+
+
+def _rank_promotion(fun_name, shapes):
+    mode = config.numpy_rank_promotion
+    if mode == "allow":
+        return
+    msg = (f"{fun_name}: operands could not be broadcast together with shapes "
+           f"{' '.join(map(str, shapes))} and with the config option numpy_rank_promotion='{mode}'. "
+           "Promote ranks explicitly (x[None, :], jnp.expand_dims or jnp.broadcast_to), or set "
+           "core.config.update('numpy_rank_promotion', 'allow').")
+    if mode == "raise":
+        raise ValueError(msg)
+    warnings.warn(msg, UserWarning, stacklevel=4)
 
 
 def promote_dtypes(*args):

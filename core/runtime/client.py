@@ -8,6 +8,10 @@ import importlib.util
 import os
 import sys
 
+# XLA logs client creation at INFO level to stderr; keep warnings and errors (as jax does). Users
+# who want the INFO lines set TF_CPP_MIN_LOG_LEVEL=0 themselves.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
 
 
 class _JaxAbsentFinder:
