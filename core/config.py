@@ -40,6 +40,7 @@ class Config:
 
     def __init__(self):
         self._values = {name: make() for name, (make, _) in self._DEFAULTS.items()}
+        self.__dict__.update(self._values)  # flags are read on hot paths: plain attributes
         self._trace_key = None
 
     def update(self, name, value):
@@ -51,6 +52,7 @@ class Config:
         if choices is not None and value not in choices:
             raise ValueError(f"config option {name!r} must be one of {choices}, got {value!r}")
         self._values[name] = value
+        self.__dict__[name] = value
         self._trace_key = None
 
     def read(self, name):

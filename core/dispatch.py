@@ -9,20 +9,24 @@ eager_cache = _executable.register_cache("eager", _executable.ExecutableCache(ma
 
 
 def apply_primitive(prim, args, params):
-    if not all(type(a) is Array for a in args):
-        args = [a if type(a) is Array else to_array(a) for a in args]
+    avals = []
+    bufs = []
     device = None
     for a in args:
+        if type(a) is not Array:
+            a = to_array(a)
+        avals.append(a.aval)
+        bufs.append(a._buf)
         if a._device is not None:
             device = a._device
-            break
-    key = (prim, tuple([a.aval for a in args]), tuple(params.items()), device)
+    key = (prim, tuple(avals), tuple(params.items()), device)
     entry = eager_cache.get(key)
     if entry is None:
         entry = _compile_primitive(prim, key[1], params, device)
         eager_cache.put(key, entry)
     exe, out_avals = entry
-    bufs = [a._buf for a in args] if device is None else _move_to(args, device)
+    if device is not None:
+        bufs = _move_to([a if type(a) is Array else to_array(a) for a in args], device)
     outs = exe(bufs)
     if prim.multiple_results:
         return [Array(b, a, device) for b, a in zip(outs, out_avals, strict=True)]

@@ -23,8 +23,8 @@ def _config_unchanged():
     yield
     after = dict(core.config._values)
     if before != after:
-        core.config._values.update(before)
-        core.config._trace_key = None
+        for name, value in before.items():
+            core.config.update(name, value)
         pytest.fail(f"test changed global config: {before} -> {after}")
 
 

@@ -1,5 +1,4 @@
 """Every runtime entry point: devices, transfers, executable caches, multiple CPU devices."""
-import importlib.util
 import os
 import subprocess
 import sys

@@ -8,8 +8,8 @@ import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
-from ..array import scalar_array, to_array
-from ..trace import Primitive
+from ..array import Array, scalar_array, to_array
+from ..trace import Primitive, Tracer
 from ..interpreters import lowering
 
 # dtype groups for `accepted` arguments
@@ -144,6 +144,11 @@ def elementwise_lowering(hlo_op, attrs=None):
 def elementwise_args(*args):
     """Operands of a lax elementwise wrapper: Python scalars take the dtype of the first array
     operand (weakly), so `lax.add(x_f16, 1.0)` stays float16 as in JAX."""
+    for a in args:
+        if type(a) is not Array and not isinstance(a, Tracer):
+            break
+    else:
+        return args  # the common case: nothing to convert
     ref = None
     for a in args:
         if not isinstance(a, (bool, int, float, complex)) or isinstance(a, np.generic):

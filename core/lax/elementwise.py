@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from ..interpreters import lowering
-from . import _base
+
 from ._base import (ANY, BOOL, COMPLEX, FLOAT, FLOAT_OR_COMPLEX, INT, INT_OR_BOOL, NUMBER, SIGNED,
                     broadcasting_shape_rule, check_dtype_accepted, dtype_kind,
                     elementwise_args, elementwise_lowering, naryop, standard_primitive)

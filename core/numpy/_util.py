@@ -60,10 +60,12 @@ def promote_shapes(fun_name, *args):
     if all(s == shapes[0] for s in shapes):
         return args
     broadcast_shapes(*shapes)
-    rank = max(len(s) for s in shapes)
-    if len({len(s) for s in shapes if s}) > 1:
-        _rank_promotion(fun_name, shapes)
-    return [lax.broadcast_to_rank(a, rank) if len(s) < rank else a for a, s in zip(args, shapes, strict=True)]
+    nonscalar_ranks = {len(s) for s in shapes if s}
+    if len(nonscalar_ranks) < 2:
+        return args  # lax broadcasts rank-0 operands and size-1 dimensions itself
+    _rank_promotion(fun_name, shapes)
+    rank = max(nonscalar_ranks)
+    return [lax.broadcast_to_rank(a, rank) if 0 < len(s) < rank else a for a, s in zip(args, shapes, strict=True)]
 
 
 def _rank_promotion(fun_name, shapes):
@@ -150,3 +152,16 @@ def canonicalize_axes(axis, ndim, fun_name="axis"):
     if len(set(axes)) != len(axes):
         raise ValueError(f"{fun_name}: repeated axis in {axis}")
     return axes
+
+
+def broadcast_to_common_shape(*arrays):
+    """Broadcast arrays to their common NumPy-broadcast shape (for formulas that select between
+    them, since `lax.select_n` needs equal shapes)."""
+    shape = broadcast_shapes(*(aval_of(a).shape for a in arrays))
+    out = []
+    for a in arrays:
+        a_shape = aval_of(a).shape
+        if a_shape != shape:
+            a = lax.broadcast_in_dim(a, shape, tuple(range(len(shape) - len(a_shape), len(shape))))
+        out.append(a)
+    return out

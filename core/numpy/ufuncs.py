@@ -7,7 +7,6 @@ raises). Where JAX differs from NumPy we follow JAX: x64 is off by default (so `
 gives float32), integer `floor_divide`/`remainder` by zero give XLA's values rather than a warning,
 and `power` of integers to a negative integer array is implementation-defined.
 """
-import builtins
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from .. import dtypes
 from .. import lax
 from ..array import Array, scalar_array
 from ..lax.elementwise import RoundingMethod
-from ._util import (asarray_operand, check_arraylike, promote_args, promote_args_inexact,
+from ._util import (asarray_operand, broadcast_to_common_shape, check_arraylike, promote_args, promote_args_inexact,
                     promote_args_numeric, promote_shapes)
 
 __all__ = [
@@ -66,15 +65,26 @@ def _wrap_python_ints(args):
 
 def _promote_full(name, promote, x1, x2):
     """Promoted arguments broadcast to one shape (for formulas that select between them)."""
-    return _broadcast_together(*_promote(name, promote, x1, x2))
+    return broadcast_to_common_shape(*_promote(name, promote, x1, x2))
+
+
+_FLOAT_DTYPES = frozenset([dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64])
 
 
 def _binary(name, lax_fn, promote=promote_args, doc=None):
     if promote is promote_args:
         def fn(x1, x2, /):
-            # fast path: two Arrays of one aval need no promotion (the common eager case)
-            if type(x1) is Array and type(x2) is Array and x1.aval == x2.aval:
-                return lax_fn(x1, x2)
+            # fast paths for the common eager cases: two Arrays of one aval, or a float Array and
+            # a Python float or int (the scalar is weak, so the Array's dtype and weak type win)
+            if type(x1) is Array:
+                t2 = type(x2)
+                if t2 is Array:
+                    if x1.aval == x2.aval:
+                        return lax_fn(x1, x2)
+                elif (t2 is float or t2 is int) and x1.aval.dtype in _FLOAT_DTYPES:
+                    return lax_fn(x1, scalar_array(x2, x1.aval.dtype, x1.aval.weak_type))
+            elif type(x2) is Array and (type(x1) is float or type(x1) is int) and x2.aval.dtype in _FLOAT_DTYPES:
+                return lax_fn(scalar_array(x1, x2.aval.dtype, x2.aval.weak_type), x2)
             return lax_fn(*_promote(name, promote, x1, x2))
     else:
         def fn(x1, x2, /):
@@ -249,7 +259,7 @@ def power(x1, x2, /):
         return lax.integer_pow(x1, int(x2))
     x1, x2 = _promote("power", promote_args_numeric, x1, x2)
     if _kind(x1) in "iu":
-        return _integer_power(*_broadcast_together(x1, x2))
+        return _integer_power(*broadcast_to_common_shape(x1, x2))
     return lax.pow(x1, x2)
 
 
@@ -534,7 +544,7 @@ def _nan_ignoring(name, lax_fn):
         x1, x2 = _promote(name, promote_args, x1, x2)
         if _kind(x1) in "biu":
             return lax_fn(x1, x2)
-        x1, x2 = _broadcast_together(x1, x2)
+        x1, x2 = broadcast_to_common_shape(x1, x2)
         out = lax_fn(x1, x2)
         out = _where(lax.ne(x1, x1), x2, out)
         return _where(lax.ne(x2, x2), x1, out)
@@ -728,7 +738,7 @@ def copysign(x1, x2, /):
     """
     x1, x2 = _promote("copysign", promote_args_inexact, x1, x2)
     _no_complex("copysign", x1)
-    x1, x2 = _broadcast_together(x1, x2)
+    x1, x2 = broadcast_to_common_shape(x1, x2)
     magnitude = lax.abs(x1)
     return _where(signbit(x2), lax.neg(magnitude), magnitude)
 
@@ -750,16 +760,10 @@ def heaviside(x1, x2, /):
     """
     x1, x2 = _promote("heaviside", promote_args_inexact, x1, x2)
     _no_complex("heaviside", x1)
-    x1, x2 = _broadcast_together(x1, x2)
+    x1, x2 = broadcast_to_common_shape(x1, x2)
     zero, one = _fill(0, x1), _fill(1, x1)
     out = _where(lax.lt(x1, zero), zero, _where(lax.gt(x1, zero), one, x2))
     return _where(lax.ne(x1, x1), x1, out)  # nan stays nan
-
-
-def _broadcast_together(*arrays):
-    """Broadcast same-rank arrays (dimensions equal or 1) to their common shape."""
-    shape = tuple(builtins.max(dims) if 0 not in dims else 0 for dims in zip(*(a.shape for a in arrays)))
-    return [a if a.shape == shape else lax.broadcast_in_dim(a, shape, tuple(range(len(shape)))) for a in arrays]
 
 
 # ----- integer functions --------------------------------------------------------------------
@@ -779,7 +783,7 @@ def gcd(x1, x2, /):
     """
     _check_integers("gcd", x1, x2)
     x1, x2 = _promote("gcd", promote_args_numeric, x1, x2)
-    a, b = _broadcast_together(absolute(x1), absolute(x2))
+    a, b = broadcast_to_common_shape(absolute(x1), absolute(x2))
     # Euclid needs at most log_phi(2**bits) + 2 steps (Lame's theorem)
     steps = int(np.ceil(a.dtype.itemsize * 8 * 1.4405)) + 2
     one = _fill(1, b)
@@ -797,7 +801,7 @@ def lcm(x1, x2, /):
     """
     _check_integers("lcm", x1, x2)
     x1, x2 = _promote("lcm", promote_args_numeric, x1, x2)
-    x1, x2 = _broadcast_together(x1, x2)
+    x1, x2 = broadcast_to_common_shape(x1, x2)
     d = gcd(x1, x2)
     d_is_zero = lax.eq(d, 0)
     safe_d = _where(d_is_zero, _fill(1, d), d)
@@ -855,7 +859,7 @@ def ldexp(x1, x2, /):
     _no_complex("ldexp", x1)
     x2 = asarray_operand(x2)
     x1, x2 = promote_shapes("ldexp", x1, x2)
-    x1, x2 = _broadcast_together(x1, x2)
+    x1, x2 = broadcast_to_common_shape(x1, x2)
     nmant, bias, int_dtype = _float_layout(x1.dtype)
     # three factors 2**k with k in the normal exponent range reach every representable result
     limit = 3 * (bias - 1)

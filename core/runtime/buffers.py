@@ -1,5 +1,4 @@
 """Host <-> device transfers of single-device buffers."""
-import numpy as np
 
 from .client import _xla, backend
 

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from .. import lax
 from ..lax._base import aval_of
-from ..numpy._util import broadcast_shapes, canonicalize_axes, check_arraylike, promote_args_inexact
+from ..numpy._util import broadcast_to_common_shape, canonicalize_axes, check_arraylike, promote_args_inexact
 
 __all__ = ["logsumexp", "expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "xlogy", "xlog1py",
            "ndtr", "ndtri", "log_ndtr", "softmax", "log_softmax", "entr", "betaln"]
@@ -19,10 +19,7 @@ __all__ = ["logsumexp", "expit", "logit", "erf", "erfc", "erfinv", "gammaln", "d
 
 def _inexact(name, *args):
     """Promote to a common inexact dtype and broadcast to one shape (select_n needs equal shapes)."""
-    args = promote_args_inexact(name, *args)
-    shape = broadcast_shapes(*(aval_of(a).shape for a in args))
-    return [a if aval_of(a).shape == shape else lax.broadcast_in_dim(a, shape, tuple(range(len(shape))))
-            for a in args]
+    return broadcast_to_common_shape(*promote_args_inexact(name, *args))
 
 
 def _c(x, value):
