@@ -7,6 +7,7 @@ cases per test; `PURENN_TEST_FULL=1` runs the full sweep.
 import itertools
 import os
 import random
+import warnings
 import zlib
 
 import numpy as np
@@ -93,3 +94,20 @@ def assert_allclose(actual, expected, dtype=None, atol=None, rtol=None, err_msg=
     e = expected.astype(np.complex128 if dtype.kind == "c" else np.float64)
     np.testing.assert_allclose(a, e, atol=tol if atol is None else atol, rtol=tol if rtol is None else rtol,
                                equal_nan=True, err_msg=err_msg)
+
+
+def wide(x):
+    """The float64 (complex128) form of a sampled array, for a NumPy oracle; ints and bools as they are."""
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return x.astype(np.complex128)
+    if x.dtype.kind in "biu":
+        return x
+    return x.astype(np.float64)
+
+
+def numpy_oracle(f, *args):
+    """`f` applied to the widened arguments, with NumPy's floating-point warnings silenced."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return f(*[wide(a) for a in args])

@@ -1,6 +1,5 @@
 """The elementwise lax primitives against float64 NumPy/scipy oracles (and loops for the bit
 operations), on sampled (shape, dtype) cases, special values, size-1 broadcasting and errors."""
-import warnings
 
 import numpy as np
 import pytest
@@ -16,20 +15,8 @@ INTS = tu.INT_DTYPES + tu.UINT_DTYPES
 NUM = tu.NUMBER_DTYPES
 
 
-def _wide(x):
-    """The float64 (complex128) oracle input for a sampled array."""
-    x = np.asarray(x)
-    if x.dtype.kind == "c":
-        return x.astype(np.complex128)
-    if x.dtype.kind in "biu":
-        return x
-    return x.astype(np.float64)
-
-
-def _oracle(f, *args):
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return f(*[_wide(a) for a in args])
+_wide = tu.wide
+_oracle = tu.numpy_oracle
 
 
 def _round_afz(x):

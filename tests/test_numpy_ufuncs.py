@@ -1,6 +1,5 @@
 """core.numpy's elementwise functions against NumPy (float64 oracle inputs), with NumPy rank
 broadcasting, JAX's weak-type promotion, special values and the F17 error row."""
-import warnings
 
 import numpy as np
 import pytest
@@ -20,19 +19,8 @@ BINARY_SHAPES = [((), ()), ((4,), ()), ((), (2, 3)), ((2, 3), (3,)), ((2, 1, 3),
 UNARY_SHAPES = tu.ALL_SHAPES
 
 
-def _wide(x):
-    x = np.asarray(x)
-    if x.dtype.kind == "c":
-        return x.astype(np.complex128)
-    if x.dtype.kind in "biu":
-        return x
-    return x.astype(np.float64)
-
-
-def _oracle(f, *args):
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return f(*[_wide(a) for a in args])
+_wide = tu.wide
+_oracle = tu.numpy_oracle
 
 
 def _expected_dtype(rule, dtype):
