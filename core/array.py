@@ -107,6 +107,8 @@ class Array:
     def __repr__(self):
         body = np.array2string(np.asarray(self._value()), separator=", ", prefix="Array(")
         extra = f", dtype={self.aval.dtype.name}"
+        if self.aval.size == 0 and self.aval.shape != (0,):
+            extra = f", shape={self.aval.shape}" + extra
         if self.aval.weak_type:
             extra += ", weak_type=True"
         return f"Array({body}{extra})"

@@ -21,6 +21,8 @@ def test_repr_is_numpy_like():
     assert repr(jnp.array(2.0)) == "Array(2., dtype=float32, weak_type=True)"
     assert repr(jnp.array([[1, 2], [3, 4]], dtype=jnp.int8)) == "Array([[1, 2],\n       [3, 4]], dtype=int8)"
     assert str(jnp.array([1.0, 2.0])) == "[1. 2.]"
+    assert repr(jnp.zeros((0, 2))) == "Array([], shape=(0, 2), dtype=float32)"
+    assert repr(jnp.zeros((0,), jnp.int32)) == "Array([], dtype=int32)"
 
 
 def test_conversions():
