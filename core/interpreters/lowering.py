@@ -240,3 +240,35 @@ def full_like(b, value, aval):
     if not aval.shape:
         return scalar
     return b.op("stablehlo.broadcast_in_dim", [scalar], [aval], {"broadcast_dimensions": i64_array([])})
+
+
+# ----- whole jaxprs ------------------------------------------------------------------------------
+
+def lower_jaxpr_into(b, jaxpr, in_values):
+    """Emit the equations of `jaxpr` into builder `b`; `in_values` bind its constvars then invars.
+    Returns the values of its outputs. (Nested jaxprs, e.g. of an inner `jit`, are inlined.)"""
+    from ..ir import Literal
+    env = {}
+    for v, value in zip(jaxpr.constvars + jaxpr.invars, in_values, strict=True):
+        env[v] = value
+
+    def read(atom):
+        if isinstance(atom, Literal):
+            return b.constant(atom.val, atom.aval.dtype, atom.aval.shape)
+        return env[atom]
+
+    for eqn in jaxpr.eqns:
+        outs = lower_equation(b, eqn.primitive, [read(a) for a in eqn.invars], [a.aval for a in eqn.invars],
+                              [v.aval for v in eqn.outvars], eqn.params)
+        for v, value in zip(eqn.outvars, outs, strict=True):
+            env[v] = value
+    return [read(v) for v in jaxpr.outvars]
+
+
+def lower_jaxpr(jaxpr, name="main_jit"):
+    """A module whose `main` runs `jaxpr` (its constvars are leading arguments)."""
+    m = ModuleBuilder(re.sub(r"[^A-Za-z0-9_]", "_", name))
+    f = m.func("main", [v.aval for v in jaxpr.constvars + jaxpr.invars])
+    outs = lower_jaxpr_into(f, jaxpr, f.args)
+    f.ret(outs)
+    return m.text()

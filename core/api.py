@@ -1,0 +1,405 @@
+"""User-facing transformations: `jit`, `make_jaxpr`, `eval_shape`, `disable_jit`.
+
+`jit(f)` traces `f` once per signature (input tree, avals with weak types, static arguments,
+config) into a jaxpr, and applies it as a single `jit` primitive: eagerly that compiles the whole
+program into one executable (cached with the other eager executables); under another trace (an
+enclosing jit, later grad/vmap) the same primitive is recorded or transformed like any other.
+Python side effects in `f` therefore run only while tracing, once per new signature.
+"""
+import collections
+import contextlib
+import functools
+import inspect
+import warnings
+
+import numpy as np
+
+from . import dtypes
+from .array import Array
+from .avals import ShapedArray, ShapeDtypeStruct
+from .config import config
+from .interpreters import lowering
+from .interpreters.staging import trace_to_jaxpr
+from .ir import ClosedJaxpr, Jaxpr
+from .runtime import executable as _executable
+from .trace import Primitive, Tracer
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["jit", "make_jaxpr", "eval_shape", "disable_jit"]
+
+RECOMPILE_WARNING_THRESHOLD = 8
+
+
+# ----- the jit primitive ---------------------------------------------------------------------
+
+jit_p = Primitive("jit", multiple_results=True)
+
+
+def _jit_abstract_eval(*avals, jaxpr, name):
+    expected = jaxpr.in_avals
+    if len(avals) != len(expected) or any(a.shape != e.shape or a.dtype != e.dtype for a, e in zip(avals, expected)):
+        raise TypeError(f"jit-compiled {name} was traced for {[e.str_short() for e in expected]} but applied "
+                        f"to {[a.str_short() for a in avals]}")
+    return jaxpr.out_avals
+
+
+jit_p.def_abstract_eval(_jit_abstract_eval)
+lowering.register(jit_p, lambda ctx, *args, jaxpr, name: lowering.lower_jaxpr_into(ctx.b, jaxpr.jaxpr, args))
+
+
+def _consts_as_args(closed):
+    """The same program with its constants as leading arguments (so they are passed, never baked
+    into the executable as literals) plus the constant values to pass."""
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []), closed.consts
+
+
+# ----- argument handling ------------------------------------------------------------------------
+
+def _arg_aval(x, describe):
+    """The abstract value a jitted function sees for argument leaf `x` (F8 for non-array types)."""
+    if isinstance(x, (Array, Tracer)):
+        return x.aval
+    t = type(x)
+    if t in (bool, int, float, complex):
+        return ShapedArray((), dtypes.scalar_type_default(t), t is not bool)
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype not in dtypes._SUPPORTED_SET and x.dtype.kind not in "biufc":
+            raise TypeError(f"Argument {describe()} of type {type(x)} with dtype {x.dtype} is not a valid "
+                            "purenn type: only number and bool arrays can be traced.")
+        return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype), False)
+    raise TypeError(f"Argument {describe()} of type {type(x)} is not a valid purenn type. Pass arrays, "
+                    "scalars or pytrees of them; mark other arguments static with static_argnums or "
+                    "static_argnames.")
+
+
+def _check_hashable(value, describe, fun_name):
+    try:
+        hash(value)
+    except TypeError:
+        raise ValueError(f"Non-hashable static arguments are not supported, as this can lead to unexpected "
+                         f"cache-misses. Static argument {describe} of type {type(value)} for function "
+                         f"{fun_name} is non-hashable. Pass a tuple instead of a list, or make the value "
+                         "hashable.") from None
+
+
+def _fun_name(fun):
+    return getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def _describe_signature(avals, names):
+    return ", ".join(f"{n}: {a.str_short()}{' (weak)' if a.weak_type else ''}" for n, a in zip(names, avals))
+
+
+# ----- jit ----------------------------------------------------------------------------------------
+
+class _JitFunction:
+    """The callable that `jit` returns. It owns its trace cache (bounded, LRU), so a jitted
+    closure made in a loop does not grow any global cache without bound."""
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, device, backend, max_cached):
+        self.fun = fun
+        self.fun_name = _fun_name(fun)
+        functools.update_wrapper(self, fun, updated=())
+        try:
+            self._signature = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._signature = None
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        self.static_argnums = tuple(static_argnums or ())
+        self.static_argnames = tuple(static_argnames or ())
+        self._infer_static_names()
+        self.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums or ())
+        self.device = device
+        self.backend = backend
+        self._cache = collections.OrderedDict()
+        self._max_cached = max_cached
+        self._last_signature = None
+        self._warned = False
+
+    def _infer_static_names(self):
+        """Static arguments may be named by position or by name; each implies the other (as in JAX)."""
+        if self._signature is None:
+            return
+        params = list(self._signature.parameters.values())
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        nums, names = set(self.static_argnums), set(self.static_argnames)
+        for i in list(nums):
+            j = i if i >= 0 else len(positional) + i
+            if 0 <= j < len(positional) and positional[j].kind == positional[j].POSITIONAL_OR_KEYWORD:
+                names.add(positional[j].name)
+        for i, p in enumerate(positional):
+            if p.name in names:
+                nums.add(i)
+        self.static_argnums = tuple(sorted(nums))
+        self.static_argnames = tuple(sorted(names))
+
+    # -- tracing --------------------------------------------------------------------------------
+    def _split(self, args, kwargs):
+        n = len(args)
+        static_pos = {i if i >= 0 else n + i for i in self.static_argnums}
+        dyn_args, static_args = [], []
+        for i, a in enumerate(args):
+            if i in static_pos:
+                _check_hashable(a, f"(index {i})", self.fun_name)
+                static_args.append((i, a))
+            else:
+                dyn_args.append(a)
+        dyn_kwargs, static_kwargs = {}, []
+        for k, v in kwargs.items():
+            if k in self.static_argnames:
+                _check_hashable(v, f"'{k}'", self.fun_name)
+                static_kwargs.append((k, v))
+            else:
+                dyn_kwargs[k] = v
+        return dyn_args, dyn_kwargs, tuple(static_args), tuple(sorted(static_kwargs))
+
+    def _arg_names(self, n_args, dyn_kwargs, in_tree):
+        """A readable name per flat argument leaf (for errors and recompilation warnings)."""
+        names = []
+        params = list(self._signature.parameters) if self._signature else []
+        static_pos = set(self.static_argnums)
+        positional_names = [params[i] if i < len(params) else f"args[{i}]" for i in range(n_args + len(static_pos))
+                            if i not in static_pos]
+        for i, name in enumerate(positional_names[:n_args]):
+            names.append(name)
+        names.extend(dyn_kwargs)
+        return names
+
+    def _trace(self, dyn_args, dyn_kwargs, static_args, static_kwargs, flat_avals, in_tree, leaf_names):
+        static_pos = dict(static_args)
+        n_total = len(dyn_args) + len(static_args)
+        out_store = {}
+
+        def flat_fun(*tracers):
+            d_args, d_kwargs = tree_unflatten(in_tree, list(tracers))
+            it = iter(d_args)
+            full_args = [static_pos[i] if i in static_pos else next(it) for i in range(n_total)]
+            out = self.fun(*full_args, **d_kwargs, **dict(static_kwargs))
+            flat_out, out_tree = tree_flatten(out)
+            for leaf in flat_out:
+                if not isinstance(leaf, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)):
+                    raise TypeError(f"{self.fun_name} returned a value of type {type(leaf)} inside jit; a "
+                                    "jitted function must return arrays, scalars or pytrees of them.")
+            out_store["tree"] = out_tree
+            return flat_out
+
+        closed = trace_to_jaxpr(flat_fun, flat_avals, self.fun_name, "jit", leaf_names)
+        return closed, out_store["tree"]
+
+    def _lookup(self, args, kwargs):
+        dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
+        flat, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
+        leaf_names = None
+
+        def describe_leaf(i):
+            nonlocal leaf_names
+            if leaf_names is None:
+                leaf_names = self._leaf_names(dyn_args, dyn_kwargs)
+            return repr(leaf_names[i]) if i < len(leaf_names) else f"#{i}"
+
+        avals = tuple(_arg_aval(x, lambda i=i: describe_leaf(i)) for i, x in enumerate(flat))
+        key = (in_tree, avals, static_args, static_kwargs, config.trace_key())
+        entry = self._cache.get(key)
+        if entry is None:
+            if leaf_names is None:
+                leaf_names = self._leaf_names(dyn_args, dyn_kwargs)
+            self._note_new_signature(key, leaf_names)
+            closed, out_tree = self._trace(dyn_args, dyn_kwargs, static_args, static_kwargs, list(avals), in_tree,
+                                           leaf_names)
+            program, consts = _consts_as_args(closed)
+            entry = (closed, program, consts, out_tree)
+            self._cache[key] = entry
+            if len(self._cache) > self._max_cached:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return entry, flat
+
+    def _leaf_names(self, dyn_args, dyn_kwargs):
+        """'x', 'params['w']', ... for each flat argument leaf, from the function's parameter names."""
+        from .tree_util import keystr, tree_flatten_with_path
+        params = [p for p in (self._signature.parameters if self._signature else [])]
+        static_pos = set(self.static_argnums)
+        dyn_names = [p for i, p in enumerate(params) if i not in static_pos]
+        names = []
+        for i, a in enumerate(dyn_args):
+            base = dyn_names[i] if i < len(dyn_names) else f"args[{i}]"
+            for path, _ in tree_flatten_with_path(a)[0]:
+                names.append(base + keystr(path))
+        for k, v in dyn_kwargs.items():
+            for path, _ in tree_flatten_with_path(v)[0]:
+                names.append(k + keystr(path))
+        return names
+
+    def _note_new_signature(self, key, leaf_names):
+        """Warn once when this function has compiled too many signatures, naming what changed."""
+        previous = self._last_signature
+        self._last_signature = (key, leaf_names)
+        if len(self._cache) < RECOMPILE_WARNING_THRESHOLD or self._warned or previous is None:
+            return
+        self._warned = True
+        old_key, old_names = previous
+        changes = []
+        if old_key[0] != key[0]:
+            changes.append(f"the argument structure changed from {old_key[0]} to {key[0]}")
+        else:
+            for name, a, b in zip(leaf_names, old_key[1], key[1]):
+                if a != b:
+                    changes.append(f"{name}: {a.str_short()}{' (weak)' if a.weak_type else ''} -> "
+                                   f"{b.str_short()}{' (weak)' if b.weak_type else ''}")
+        if old_key[2:4] != key[2:4]:
+            changes.append(f"static arguments changed from {old_key[2:4]} to {key[2:4]}")
+        if old_key[4] != key[4]:
+            changes.append("configuration changed")
+        code = getattr(self.fun, "__code__", None)
+        where = f" ({code.co_filename}:{code.co_firstlineno})" if code else ""
+        warnings.warn(
+            f"jit-compiled function {self.fun_name}{where} has been traced for more than "
+            f"{RECOMPILE_WARNING_THRESHOLD} different signatures; each one compiles anew. The last "
+            f"change: {'; '.join(changes) or 'unknown'}. Keep shapes fixed (pad ragged batches), pass "
+            "Python numbers as arrays of a fixed dtype, or mark genuinely static values with static_argnums.",
+            RuntimeWarning, stacklevel=4)
+
+    # -- calling --------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if config.disable_jit:
+            return self.fun(*args, **kwargs)
+        (closed, program, consts, out_tree), flat = self._lookup(args, kwargs)
+        outs = jit_p.bind(*consts, *flat, jaxpr=program, name=self.fun_name)
+        return tree_unflatten(out_tree, outs)
+
+    def trace(self, *args, **kwargs):
+        """The traced program for these arguments (a ClosedJaxpr)."""
+        return self._lookup(args, kwargs)[0][0]
+
+    def lower(self, *args, **kwargs):
+        """Lower for these arguments: `.as_text()` is the StableHLO module, `.compile()` compiles it."""
+        (closed, program, consts, out_tree), _ = self._lookup(args, kwargs)
+        return Lowered(self, closed, program, consts, out_tree)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<jitted function {self.fun_name}>"
+
+
+class Lowered:
+    """A jitted function lowered for one signature."""
+
+    def __init__(self, jitted, closed, program, consts, out_tree):
+        self._jitted, self.jaxpr, self._program, self._consts, self._out_tree = jitted, closed, program, consts, out_tree
+
+    def as_text(self):
+        """The StableHLO module, as text."""
+        return lowering.lower_jaxpr(self._program.jaxpr, f"jit_{self._jitted.fun_name}")
+
+    def compile(self):
+        exe = _executable.compile_module(self.as_text(), self._program.out_avals)
+        return Compiled(exe, self._consts, self._out_tree, self._program.in_avals)
+
+
+class Compiled:
+    """An executable for one signature; call it with arguments of that signature."""
+
+    def __init__(self, exe, consts, out_tree, in_avals):
+        self._exe, self._consts, self._out_tree, self._in_avals = exe, consts, out_tree, in_avals
+
+    def __call__(self, *args, **kwargs):
+        from .array import to_array
+        flat, _ = tree_flatten((args, kwargs))
+        arrays = [to_array(x) for x in list(self._consts) + flat]
+        for a, expected in zip(arrays, self._in_avals, strict=True):
+            if a.aval.shape != expected.shape or a.aval.dtype != expected.dtype:
+                raise TypeError(f"Compiled function expects {expected.str_short()}, got {a.aval.str_short()}")
+        outs = self._exe([a._buf for a in arrays])
+        return tree_unflatten(self._out_tree, [Array(b, a) for b, a in zip(outs, self._exe.out_avals, strict=True)])
+
+    def memory_stats(self):
+        return self._exe.memory_stats()
+
+    def as_text(self):
+        return self._exe.text
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), device=None, backend=None,
+        max_cached_signatures=64):
+    """Compile `fun` with XLA: traced once per signature, then run as one executable.
+
+    Use as `jit(f)` or as a decorator (`@jit`, `@partial(jit, static_argnums=1)`). Arguments are
+    pytrees of arrays; `static_argnums`/`static_argnames` name arguments whose (hashable) values
+    are baked into the program. Side effects in `fun` run only while tracing.
+
+    Example:
+        >>> f = jit(lambda x, y: jnp.sin(x) * y)
+        >>> f(jnp.ones(3), 2.0)
+        Array([1.682942, 1.682942, 1.682942], dtype=float32)
+    """
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums, device=device, backend=backend,
+                                 max_cached_signatures=max_cached_signatures)
+    if not callable(fun):
+        raise TypeError(f"jit expects a callable, got {fun!r} of type {type(fun)}")
+    return _JitFunction(fun, static_argnums, static_argnames, donate_argnums, device, backend, max_cached_signatures)
+
+
+def make_jaxpr(fun, static_argnums=(), return_shape=False):
+    """A function that returns the jaxpr of `fun` for given example arguments.
+
+    Example:
+        >>> print(make_jaxpr(lambda x: jnp.log(x) * 2.0)(1.0))
+        { lambda ; a:f32[]. let b:f32[] = log a; c:f32[] = mul b 2.0:f32[] in (c,) }
+    """
+    jitted = _JitFunction(fun, static_argnums, (), (), None, None, 1)
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        (closed, program, consts, out_tree), _ = jitted._lookup(args, kwargs)
+        if return_shape:
+            shapes = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                               for a in closed.out_avals])
+            return closed, shapes
+        return closed
+    return make
+
+
+def eval_shape(fun, *args, **kwargs):
+    """The shapes and dtypes `fun(*args, **kwargs)` would return, as ShapeDtypeStructs, without
+    running it. Arguments may be arrays or ShapeDtypeStructs.
+
+    Example: `eval_shape(jnp.matmul, ShapeDtypeStruct((2, 3), jnp.float32), jnp.ones((3, 4)))`.
+    """
+    flat, in_tree = tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
+    avals = [ShapedArray(x.shape, x.dtype, x.weak_type) if isinstance(x, ShapeDtypeStruct)
+             else _arg_aval(x, lambda i=i: f"#{i}") for i, x in enumerate(flat)]
+    out_store = {}
+
+    def flat_fun(*tracers):
+        a, k = tree_unflatten(in_tree, list(tracers))
+        flat_out, out_store["tree"] = tree_flatten(fun(*a, **k))
+        return flat_out
+
+    closed = trace_to_jaxpr(flat_fun, avals, _fun_name(fun), "eval_shape")
+    return tree_unflatten(out_store["tree"], [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                              for a in closed.out_avals])
+
+
+@contextlib.contextmanager
+def disable_jit(disable=True):
+    """Within this block, jitted functions run op by op (Python side effects run every call).
+
+    Example: `with disable_jit(): f(x)` lets you print values or use a debugger inside `f`.
+    """
+    previous = config.disable_jit
+    config.update("disable_jit", disable)
+    try:
+        yield
+    finally:
+        config.update("disable_jit", previous)

@@ -1,0 +1,30 @@
+"""User-facing errors of tracing, one class each; the long explanation lives in the docstring."""
+
+__all__ = ["ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
+           "TracerArrayConversionError", "UnexpectedTracerError"]
+
+
+class ConcretizationTypeError(TypeError):
+    """A traced value was used where Python needs a concrete one.
+
+    Inside `jit`, arguments are abstract (only shape and dtype are known), so Python control flow
+    on their values cannot run at trace time. Use `lax.cond` / `lax.select` / `jnp.where` for
+    value-dependent choices, or mark the argument static with `static_argnums`.
+    """
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """`bool()` (an `if`, `while`, `and`, `or`, `assert`) on a traced array."""
+
+
+class TracerIntegerConversionError(TypeError):
+    """`__index__`/`int()` on a traced array: `range(x)`, `lst[x]`, `int(x)` inside a transformation."""
+
+
+class TracerArrayConversionError(TypeError):
+    """`np.asarray(tracer)` or a NumPy function applied to a traced array."""
+
+
+class UnexpectedTracerError(Exception):
+    """A traced value escaped the function being traced (stored in a global, a list, an attribute)
+    and was used after that trace ended. Return values from the function instead of storing them."""

@@ -1,0 +1,214 @@
+"""The jaxpr IR: variables, literals, equations, jaxprs and closed jaxprs, with a pretty printer in
+JAX's format and a type checker that re-runs every primitive's shape and dtype rule.
+
+    { lambda a:f32[3]; b:f32[3]. let c:f32[3] = mul b a; d:f32[] = reduce_sum[axes=(0,)] c in (d,) }
+
+Constants a program closes over are `constvars` (before the `;`), bound by a `ClosedJaxpr`.
+Scalars appear inline as `Literal`s.
+"""
+import itertools
+
+import numpy as np
+
+from .avals import ShapedArray
+
+__all__ = ["Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "JaxprTypeError"]
+
+
+class Var:
+    """A variable of the IR, typed by an abstract value. Names are assigned when printing."""
+    __slots__ = ("aval", "suffix")
+
+    def __init__(self, aval, suffix=""):
+        self.aval = aval
+        self.suffix = suffix
+
+    def __repr__(self):
+        return f"Var({self.aval.str_short()})"
+
+
+class Literal:
+    """A scalar constant written inline in the program (Python scalars, 0-d arrays)."""
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        v = np.asarray(self.val).item()
+        if isinstance(v, float):
+            text = repr(v)
+        else:
+            text = str(v)
+        return f"{text}:{self.aval.str_short()}"
+
+
+class JaxprEqn:
+    """One primitive application: `outvars = primitive[params] invars`."""
+    __slots__ = ("primitive", "invars", "outvars", "params", "source_info")
+
+    def __init__(self, primitive, invars, outvars, params, source_info=None):
+        self.primitive = primitive
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.params = dict(params)
+        self.source_info = source_info
+
+    def __repr__(self):
+        return _pp_eqn(self, _Names())
+
+
+class Jaxpr:
+    """A typed first-order program: `constvars`, `invars`, equations in order, `outvars`."""
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info")
+
+    def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.eqns = list(eqns)
+        self.debug_info = debug_info
+
+    in_avals = property(lambda self: [v.aval for v in self.invars])
+    out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+    def pretty_print(self):
+        return _pp_jaxpr(self, _Names(), "")
+
+    def __str__(self):
+        return self.pretty_print()
+
+    __repr__ = __str__
+
+
+class ClosedJaxpr:
+    """A jaxpr with values for its constvars. Hashable by identity, so it can be a primitive param."""
+    __slots__ = ("jaxpr", "consts", "__weakref__")
+
+    def __init__(self, jaxpr, consts):
+        if len(jaxpr.constvars) != len(consts):
+            raise ValueError(f"ClosedJaxpr: {len(jaxpr.constvars)} constvars but {len(consts)} consts")
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+
+    def __str__(self):
+        return self.jaxpr.pretty_print()
+
+    __repr__ = __str__
+
+
+# ----- pretty printing --------------------------------------------------------------------------
+
+class _Names:
+    """Short names a, b, ..., z, ba, bb, ... in order of first appearance, as JAX prints them."""
+
+    def __init__(self):
+        self.names = {}
+        self.counter = itertools.count()
+
+    def __call__(self, v):
+        if isinstance(v, Literal):
+            return repr(v)
+        name = self.names.get(id(v))
+        if name is None:
+            name = self.names[id(v)] = _encode(next(self.counter)) + getattr(v, "suffix", "")
+        return name
+
+
+def _encode(i):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    s = letters[i % 26]
+    i //= 26
+    while i:
+        s = letters[i % 26] + s
+        i //= 26
+    return s
+
+
+def _binder(v, names):
+    return f"{names(v)}:{v.aval.str_short()}"
+
+
+def _pp_param(value, names, indent):
+    if isinstance(value, ClosedJaxpr):
+        return _pp_jaxpr(value.jaxpr, names, indent + "    ")
+    if isinstance(value, Jaxpr):
+        return _pp_jaxpr(value, names, indent + "    ")
+    if isinstance(value, (tuple, list)) and value and all(isinstance(v, (ClosedJaxpr, Jaxpr)) for v in value):
+        inner = ("\n" + indent + "    ").join(_pp_param(v, names, indent) for v in value)
+        return f"(\n{indent}    {inner}\n{indent})"
+    if isinstance(value, np.dtype):
+        return value.name
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    return repr(value)
+
+
+def _pp_eqn(eqn, names, indent=""):
+    params = ""
+    if eqn.params:
+        params = "[" + " ".join(f"{k}={_pp_param(v, names, indent)}" for k, v in eqn.params.items()) + "]"
+    ins = " ".join(names(v) for v in eqn.invars)
+    outs = " ".join(_binder(v, names) for v in eqn.outvars)
+    return f"{outs} = {eqn.primitive.name}{params} {ins}".rstrip()
+
+
+def _pp_jaxpr(jaxpr, names, indent):
+    consts = " ".join(_binder(v, names) for v in jaxpr.constvars)
+    ins = " ".join(_binder(v, names) for v in jaxpr.invars)
+    head = f"{{ lambda {consts}; {ins}. let"
+    body = [indent + "    " + _pp_eqn(e, names, indent + "    ") for e in jaxpr.eqns]
+    outs = ", ".join(names(v) for v in jaxpr.outvars)
+    tail = f"in ({outs},) }}" if len(jaxpr.outvars) == 1 else f"in ({outs}) }}"
+    if not body:
+        return f"{head} {tail}"
+    return head + "\n" + "\n".join(body) + "\n" + indent + "  " + tail
+
+
+# ----- type checking ----------------------------------------------------------------------------
+
+class JaxprTypeError(TypeError):
+    """A jaxpr whose equations do not type-check (a bug in a transformation, not in user code)."""
+
+
+def check_jaxpr(jaxpr):
+    """Re-run every equation's shape and dtype rule and check each variable is defined before use
+    and has the type it is declared with. Raises `JaxprTypeError` naming the equation."""
+    defined = set()
+
+    def read(v, where):
+        if isinstance(v, Literal):
+            return v.aval
+        if id(v) not in defined:
+            raise JaxprTypeError(f"{where}: variable {v!r} used before it is defined")
+        return v.aval
+
+    def write(v, where):
+        if id(v) in defined:
+            raise JaxprTypeError(f"{where}: variable {v!r} defined twice")
+        defined.add(id(v))
+
+    for v in jaxpr.constvars + jaxpr.invars:
+        write(v, "binders")
+    for i, eqn in enumerate(jaxpr.eqns):
+        where = f"equation {i} ({eqn.primitive.name})"
+        in_avals = [read(v, where) for v in eqn.invars]
+        out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
+        out_avals = list(out) if eqn.primitive.multiple_results else [out]
+        if len(out_avals) != len(eqn.outvars):
+            raise JaxprTypeError(f"{where}: {len(eqn.outvars)} outputs declared, rule gives {len(out_avals)}")
+        for v, aval in zip(eqn.outvars, out_avals, strict=True):
+            if not _same_type(v.aval, aval):
+                raise JaxprTypeError(f"{where}: output declared {v.aval.str_short()}, rule gives {aval.str_short()}")
+            write(v, where)
+    for v in jaxpr.outvars:
+        read(v, "outputs")
+
+
+def _same_type(a, b):
+    return isinstance(a, ShapedArray) and isinstance(b, ShapedArray) and a.shape == b.shape and a.dtype == b.dtype
