@@ -14,7 +14,8 @@ from .tree_util import (tree_map, tree_leaves, tree_flatten, tree_unflatten,  # 
 from . import lax  # noqa: F401
 from . import numpy  # noqa: F401
 from . import random  # noqa: F401
-from .api import jit, make_jaxpr, eval_shape, disable_jit  # noqa: F401
+from .api import jit, make_jaxpr, eval_shape, disable_jit, named_call, xla_computation  # noqa: F401
+from . import debugging as debug  # noqa: F401
 from . import errors  # noqa: F401
 from . import scipy  # noqa: F401
 

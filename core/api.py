@@ -1,10 +1,17 @@
-"""User-facing transformations: `jit`, `make_jaxpr`, `eval_shape`, `disable_jit`.
+"""User-facing transformations: `jit`, `make_jaxpr`, `eval_shape`, `disable_jit`, `named_call`,
+`xla_computation`.
 
 `jit(f)` traces `f` once per signature (input tree, avals with weak types, static arguments,
 config) into a jaxpr, and applies it as a single `jit` primitive: eagerly that compiles the whole
 program into one executable (cached with the other eager executables); under another trace (an
 enclosing jit, later grad/vmap) the same primitive is recorded or transformed like any other.
 Python side effects in `f` therefore run only while tracing, once per new signature.
+
+`jit(f, donate_argnums=...)` lets the program reuse donated argument buffers for outputs of the same
+shape and dtype (XLA input/output aliasing); a donated Array is deleted by the call. With
+`debug_nans`/`debug_infs` set, a jitted call whose result holds a NaN/Inf is re-run op by op
+(`nan_rerun_rules`) so the error names the first primitive that produced it. Errors leaving
+`jit`, `make_jaxpr` and `eval_shape` have purenn's internal frames removed (`traceback_util`).
 """
 import collections
 import contextlib
@@ -14,18 +21,18 @@ import warnings
 
 import numpy as np
 
-from . import dtypes
-from .array import Array
+from . import dispatch, dtypes, traceback_util
+from .array import Array, asarray_device, device_put
 from .avals import ShapedArray, ShapeDtypeStruct
 from .config import config
 from .interpreters import lowering
 from .interpreters.staging import trace_to_jaxpr
-from .ir import ClosedJaxpr, Jaxpr
+from .ir import ClosedJaxpr, Jaxpr, Var
 from .runtime import executable as _executable
-from .trace import Primitive, Tracer
+from .trace import EvalTrace, Primitive, Tracer, current_trace
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["jit", "make_jaxpr", "eval_shape", "disable_jit"]
+__all__ = ["jit", "make_jaxpr", "eval_shape", "disable_jit", "named_call", "xla_computation"]
 
 RECOMPILE_WARNING_THRESHOLD = 8
 
@@ -35,7 +42,15 @@ RECOMPILE_WARNING_THRESHOLD = 8
 jit_p = Primitive("jit", multiple_results=True)
 
 
-def _jit_abstract_eval(*avals, jaxpr, name):
+class _Name(str):
+    """A function name as a primitive parameter: printed bare (`jit[name=f ...]`), as JAX does."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return str(self)
+
+
+def _jit_abstract_eval(*avals, name, jaxpr, donated_invars=None):
     expected = jaxpr.in_avals
     if len(avals) != len(expected) or any(a.shape != e.shape or a.dtype != e.dtype for a, e in zip(avals, expected)):
         raise TypeError(f"jit-compiled {name} was traced for {[e.str_short() for e in expected]} but applied "
@@ -43,8 +58,50 @@ def _jit_abstract_eval(*avals, jaxpr, name):
     return jaxpr.out_avals
 
 
+def _jit_lowering(ctx, *args, name, jaxpr, donated_invars=None):
+    return lowering.lower_jaxpr_into(ctx.b, jaxpr.jaxpr, args)
+
+
+def _jit_nan_rerun(args, params, kind):
+    """debug_nans/debug_infs: run the program's equations one by one, eagerly, with the checks on,
+    so the error names the first one that produced the invalid value and where it was written."""
+    closed = params["jaxpr"]
+    eval_jaxpr_checked(closed.jaxpr, list(closed.consts) + list(args), params["name"])
+
+
+def eval_jaxpr_checked(jaxpr, in_values, fun_name):
+    """Evaluate `jaxpr` (constvars then invars bound to `in_values`) equation by equation through
+    `bind`; a FloatingPointError from an equation is re-raised with its primitive and source line."""
+    env = {}
+    for v, x in zip(jaxpr.constvars + jaxpr.invars, in_values, strict=True):
+        env[v] = x
+
+    def read(atom):
+        if isinstance(atom, Var):
+            return env[atom]
+        return asarray_device(atom.val, atom.aval.dtype, atom.aval.weak_type)
+
+    for eqn in jaxpr.eqns:
+        try:
+            outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
+        except FloatingPointError as e:
+            if getattr(e, "_purenn_located", False):
+                raise
+            where = f" at {eqn.source_info}" if eqn.source_info else ""
+            err = FloatingPointError(f"{e}{where}, found by re-running jit({fun_name}) op by op because "
+                                     f"debug_nans/debug_infs is set.")
+            err._purenn_located = True
+            raise err from None
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for v, x in zip(eqn.outvars, outs, strict=True):
+            env[v] = x
+    return [read(v) for v in jaxpr.outvars]
+
+
 jit_p.def_abstract_eval(_jit_abstract_eval)
-lowering.register(jit_p, lambda ctx, *args, jaxpr, name: lowering.lower_jaxpr_into(ctx.b, jaxpr.jaxpr, args))
+lowering.register(jit_p, _jit_lowering)
+dispatch.nan_rerun_rules[jit_p] = _jit_nan_rerun
 
 
 def _consts_as_args(closed):
@@ -100,6 +157,7 @@ class _JitFunction:
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, device, backend, max_cached):
         self.fun = fun
         self.fun_name = _fun_name(fun)
+        self._name_param = _Name(self.fun_name)
         functools.update_wrapper(self, fun, updated=())
         try:
             self._signature = inspect.signature(fun)
@@ -266,11 +324,50 @@ class _JitFunction:
 
     # -- calling --------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if config.disable_jit:
-            return self.fun(*args, **kwargs)
-        (closed, program, consts, out_tree), flat = self._lookup(args, kwargs)
-        outs = jit_p.bind(*consts, *flat, jaxpr=program, name=self.fun_name)
-        return tree_unflatten(out_tree, outs)
+        # The body is inline (no helper call) because this is jit's dispatch path; the `try` is
+        # free until an error leaves it, when purenn's frames are cut from its traceback (F12).
+        try:
+            if config.disable_jit:
+                return self.fun(*args, **kwargs)
+            (closed, program, consts, out_tree), flat = self._lookup(args, kwargs)
+            if self.device is not None:
+                consts, flat = device_put(list(consts), self.device), device_put(flat, self.device)
+            if self.donate_argnums:
+                donated = self._donated_invars(args, consts, flat)
+                outs = jit_p.bind(*consts, *flat, name=self._name_param, jaxpr=program, donated_invars=donated)
+            else:
+                outs = jit_p.bind(*consts, *flat, name=self._name_param, jaxpr=program)
+            return tree_unflatten(out_tree, outs)
+        except Exception as e:
+            traceback_util.filter_exception(e)
+            raise
+
+    def _donated_invars(self, args, consts, flat):
+        """A bool per program input: the Array leaves of the arguments in `donate_argnums`.
+        Donating one array twice, or as a donated and a kept argument, is an error (F29)."""
+        n = len(args)
+        donate = {i if i >= 0 else n + i for i in self.donate_argnums}
+        static = {i if i >= 0 else n + i for i in self.static_argnums}
+        mask = [False] * len(consts)
+        for i, a in enumerate(args):
+            if i not in static:
+                mask.extend([i in donate] * len(tree_flatten(a)[0]))
+        mask.extend([False] * (len(consts) + len(flat) - len(mask)))
+        values = list(consts) + list(flat)
+        mask = [m and type(x) is Array for m, x in zip(mask, values, strict=True)]
+        donated_ids = {}
+        for m, x in zip(mask, values):
+            if m:
+                if id(x) in donated_ids:
+                    raise RuntimeError(f"{self.fun_name}: the same Array ({x.aval.str_short()}) is donated twice; "
+                                       "a buffer can be donated once per call.")
+                donated_ids[id(x)] = x
+        for m, x in zip(mask, values):
+            if not m and id(x) in donated_ids:
+                raise RuntimeError(f"{self.fun_name}: an Array ({x.aval.str_short()}) is passed both as a donated "
+                                   "argument and as another argument (or closed over); the donated buffer would be "
+                                   "reused while still read. Pass a copy, or do not donate it.")
+        return tuple(mask)
 
     def trace(self, *args, **kwargs):
         """The traced program for these arguments (a ClosedJaxpr)."""
@@ -278,8 +375,9 @@ class _JitFunction:
 
     def lower(self, *args, **kwargs):
         """Lower for these arguments: `.as_text()` is the StableHLO module, `.compile()` compiles it."""
-        (closed, program, consts, out_tree), _ = self._lookup(args, kwargs)
-        return Lowered(self, closed, program, consts, out_tree)
+        (closed, program, consts, out_tree), flat = self._lookup(args, kwargs)
+        donated = self._donated_invars(args, consts, flat) if self.donate_argnums else None
+        return Lowered(self, closed, program, consts, out_tree, donated)
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -293,15 +391,27 @@ class _JitFunction:
 class Lowered:
     """A jitted function lowered for one signature."""
 
-    def __init__(self, jitted, closed, program, consts, out_tree):
+    def __init__(self, jitted, closed, program, consts, out_tree, donated=None):
         self._jitted, self.jaxpr, self._program, self._consts, self._out_tree = jitted, closed, program, consts, out_tree
+        self._donated = donated
+
+    def _module(self):
+        jaxpr = self._program.jaxpr
+        in_avals = [v.aval for v in jaxpr.constvars + jaxpr.invars]
+        return dispatch.lower_to_module(f"jit_{self._jitted.fun_name}", in_avals, jaxpr.out_avals,
+                                        lambda f: lowering.lower_jaxpr_into(f, jaxpr, f.args), self._donated)
 
     def as_text(self):
         """The StableHLO module, as text."""
-        return lowering.lower_jaxpr(self._program.jaxpr, f"jit_{self._jitted.fun_name}")
+        return self._module()[0]
 
     def compile(self):
-        exe = _executable.compile_module(self.as_text(), self._program.out_avals)
+        text, callbacks = self._module()
+        device = self._jitted.device
+        if callbacks:
+            exe = _executable.compile_module_with_callbacks(text, self._program.out_avals, device, callbacks)
+        else:
+            exe = _executable.compile_module(text, self._program.out_avals, device)
         return Compiled(exe, self._consts, self._out_tree, self._program.in_avals)
 
 
@@ -359,6 +469,7 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     """
     jitted = _JitFunction(fun, static_argnums, (), (), None, None, 1)
 
+    @traceback_util.api_boundary
     @functools.wraps(fun)
     def make(*args, **kwargs):
         (closed, program, consts, out_tree), _ = jitted._lookup(args, kwargs)
@@ -370,6 +481,7 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     return make
 
 
+@traceback_util.api_boundary
 def eval_shape(fun, *args, **kwargs):
     """The shapes and dtypes `fun(*args, **kwargs)` would return, as ShapeDtypeStructs, without
     running it. Arguments may be arrays or ShapeDtypeStructs.
@@ -403,3 +515,64 @@ def disable_jit(disable=True):
         yield
     finally:
         config.update("disable_jit", previous)
+
+
+traceback_util.register_boundary(_JitFunction.__call__)
+
+
+def named_call(fun, *, name=None):
+    """`fun`, named `name` in staged programs: under `jit` or `make_jaxpr` it is recorded as one
+    `jit[name=...]` equation holding its own jaxpr (so it shows up by name in printed programs and
+    compiled HLO); called eagerly it simply runs.
+
+    Example:
+        >>> layer = named_call(lambda x: jnp.tanh(x) * 2.0, name="layer")
+        >>> print(make_jaxpr(layer)(1.0))  # { lambda ; a:f32[]. let b:f32[] = jit[name=layer jaxpr={...}] a in (b,) }
+    """
+    if not callable(fun):
+        raise TypeError(f"named_call expects a callable, got {fun!r} of type {type(fun)}")
+    staged = _JitFunction(fun, (), (), (), None, None, 8)
+    if name is not None:
+        staged.fun_name = str(name)
+        staged._name_param = _Name(name)
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        if type(current_trace()) is EvalTrace:
+            return fun(*args, **kwargs)
+        return staged(*args, **kwargs)
+    return named
+
+
+class XlaComputation:
+    """The program `xla_computation` built: `as_hlo_text()` and `as_text()` give its StableHLO
+    module (the text purenn hands to XLA's compiler)."""
+
+    def __init__(self, lowered):
+        self._lowered = lowered
+        self.jaxpr = lowered.jaxpr
+
+    def as_hlo_text(self):
+        return self._lowered.as_text()
+
+    def as_text(self):
+        return self._lowered.as_text()
+
+    def __repr__(self):
+        return f"<XlaComputation of {self._lowered._jitted.fun_name}>"
+
+
+def xla_computation(fun, static_argnums=()):
+    """A function that returns the compiled form of `fun` for given example arguments, as an
+    object with `.as_hlo_text()` (the StableHLO module) and the traced `.jaxpr`.
+
+    Example:
+        >>> print(xla_computation(lambda x: jnp.sin(x) * 2.0)(1.0).as_hlo_text())  # module @jit__lambda_ ...
+    """
+    jitted = _JitFunction(fun, static_argnums, (), (), None, None, 1)
+
+    @traceback_util.api_boundary
+    @functools.wraps(fun)
+    def build(*args, **kwargs):
+        return XlaComputation(jitted.lower(*args, **kwargs))
+    return build

@@ -44,8 +44,17 @@ class Array:
         """The host copy (read-only ndarray), fetched once."""
         v = self._npy
         if v is None:
-            v = self._npy = _buffers.to_numpy(self._buf)
+            try:
+                v = self._npy = _buffers.to_numpy(self._buf)
+            except RuntimeError:
+                self._raise_if_deleted()
+                raise
         return v
+
+    def _raise_if_deleted(self):
+        if self._buf.is_deleted():
+            raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()}. (It was donated "
+                               "to a jitted function or deleted explicitly; use the function's output instead.)")
 
     def __array__(self, dtype=None, copy=None):
         v = self._value()
@@ -143,7 +152,11 @@ class Array:
         return self._device is not None
 
     def block_until_ready(self):
-        self._buf.block_until_ready()
+        try:
+            self._buf.block_until_ready()
+        except RuntimeError:
+            self._raise_if_deleted()
+            raise
         return self
 
     def is_deleted(self):

@@ -41,6 +41,7 @@ class Config:
     def __init__(self):
         self._values = {name: make() for name, (make, _) in self._DEFAULTS.items()}
         self.__dict__.update(self._values)  # flags are read on hot paths: plain attributes
+        self._update_derived()
         self._trace_key = None
 
     def update(self, name, value):
@@ -53,7 +54,12 @@ class Config:
             raise ValueError(f"config option {name!r} must be one of {choices}, got {value!r}")
         self._values[name] = value
         self.__dict__[name] = value
+        self._update_derived()
         self._trace_key = None
+
+    def _update_derived(self):
+        # one attribute the eager hot path reads to know whether any output check is on
+        self.__dict__["check_outputs"] = self._values["debug_nans"] or self._values["debug_infs"]
 
     def read(self, name):
         return self._values[name]

@@ -1,11 +1,29 @@
 """Eager execution: a primitive applied to concrete arrays compiles once per (primitive, params,
-input avals, device) into a one-operation program and runs it (DESIGN.md decision 4)."""
+input avals, device) into a one-operation program and runs it (DESIGN.md decision 4).
+
+Two debugging aids hang off this path and cost nothing while off: with `debug_nans` /
+`debug_infs` set, every output is checked for NaN / Inf after it is computed (a primitive with a
+rule in `nan_rerun_rules`, such as `jit`, is then re-run op by op to find the equation that made
+it); and an execution that fails because an operand was donated (deleted) is reported as such.
+"""
+import re
+import warnings
+
+import numpy as np
+
+from . import dtypes
 from .array import Array, to_array
+from .config import config as _config
 from .interpreters import lowering
 from .runtime import executable as _executable
 from .runtime import client as _client
 
 eager_cache = _executable.register_cache("eager", _executable.ExecutableCache(maxsize=4096))
+_flags = _config.__dict__  # the flags are plain instance attributes: a dict read is the cheapest check
+
+# prim -> rule(args, params, kind): re-runs a primitive that holds a program op by op with the
+# NaN/Inf checks on, raising the precise error; it returns if the re-run finds nothing.
+nan_rerun_rules = {}
 
 
 def apply_primitive(prim, args, params):
@@ -27,18 +45,111 @@ def apply_primitive(prim, args, params):
     exe, out_avals = entry
     if device is not None:
         bufs = _move_to([a if type(a) is Array else to_array(a) for a in args], device)
-    outs = exe(bufs)
+    try:
+        outs = exe(bufs)
+    except RuntimeError:
+        _raise_if_deleted(args)
+        raise
     if prim.multiple_results:
-        return [Array(b, a, device) for b, a in zip(outs, out_avals, strict=True)]
-    return Array(outs[0], out_avals[0], device)
+        result = [Array(b, a, device) for b, a in zip(outs, out_avals, strict=True)]
+        if _flags["check_outputs"]:
+            check_invalid_values(prim, args, params, result)
+        return result
+    result = Array(outs[0], out_avals[0], device)
+    if _flags["check_outputs"]:
+        check_invalid_values(prim, args, params, [result])
+    return result
 
 
 def _compile_primitive(prim, avals, params, device):
     out = prim.abstract_eval(*avals, **params)
     out_avals = tuple(out) if prim.multiple_results else (out,)
-    text = lowering.lower_primitive(prim, list(avals), list(out_avals), params)
-    exe = _executable.compile_module(text, out_avals, device or _client.backend().default_device)
+    text, callbacks = lower_to_module(
+        "eager_" + prim.name, list(avals), list(out_avals),
+        lambda f: lowering.lower_equation(f, prim, f.args, list(avals), list(out_avals), params),
+        params.get("donated_invars"))
+    device = device or _client.backend().default_device
+    if callbacks:
+        exe = _executable.compile_module_with_callbacks(text, out_avals, device, callbacks)
+    else:
+        exe = _executable.compile_module(text, out_avals, device)
     return exe, out_avals
+
+
+def lower_to_module(name, in_avals, out_avals, emit, donated=None):
+    """The StableHLO text of a module whose `main(in_avals)` is emitted by `emit(builder)` (which
+    returns the output values), and the Python host callbacks its lowering rules registered.
+
+    `donated` (a bool per input, or None) marks inputs whose buffers the program may reuse: each
+    is aliased to an output of the same type (`tf.aliasing_output`, what XLA's input/output
+    aliasing reads); a donated input no output can take is reported in a warning and not donated.
+    """
+    m = lowering.ModuleBuilder(re.sub(r"[^A-Za-z0-9_]", "_", name))
+    f = m.func("main", in_avals)
+    f.ret(emit(f))
+    text = m.text()
+    if donated and any(donated):
+        text = _alias_donated_inputs(text, f, in_avals, out_avals, donated)
+    return text, tuple(getattr(m, "host_callbacks", ()))
+
+
+def _alias_donated_inputs(text, f, in_avals, out_avals, donated):
+    free = list(range(len(out_avals)))
+    params, unusable = [], []
+    for arg, aval, is_donated in zip(f.args, in_avals, donated, strict=True):
+        attr = ""
+        if is_donated:
+            match = next((j for j in free if out_avals[j].shape == aval.shape
+                          and out_avals[j].dtype == aval.dtype), None)
+            if match is None:
+                unusable.append(aval.str_short())
+            else:
+                free.remove(match)
+                attr = f" {{tf.aliasing_output = {match} : i32}}"
+        params.append(f"{arg}: {f.type_of(arg)}{attr}")
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}. Donation reuses an "
+                      "argument's buffer for an output of the same shape and dtype; no output matched.",
+                      UserWarning, stacklevel=2)
+    header = ", ".join(f"{a}: {f.type_of(a)}" for a in f.args)
+    return text.replace(f"@main({header})", f"@main({', '.join(params)})", 1)
+
+
+def _raise_if_deleted(args):
+    """Execution failed: say so plainly if it is because an operand's buffer was donated."""
+    for a in args:
+        if type(a) is Array and a._buf.is_deleted():
+            raise RuntimeError(f"Array has been deleted with shape={a.aval.str_short()}. It was donated to a "
+                               "jitted function (donate_argnums) or deleted with .delete(); use the function's "
+                               "result instead, or stop donating it.") from None
+
+
+def check_invalid_values(prim, args, params, results):
+    """With debug_nans/debug_infs on: raise FloatingPointError if an inexact result holds a NaN/Inf."""
+    kind = None
+    for r in results:
+        if not dtypes.is_inexact(r.aval.dtype) or r.aval.size == 0:
+            continue
+        value = np.asarray(r)
+        if _config.debug_nans and np.isnan(value).any():
+            kind = "nan"
+            break
+        if _config.debug_infs and np.isinf(value).any():
+            kind = "inf"
+            break
+    if kind is None:
+        return
+    rerun = nan_rerun_rules.get(prim)
+    if rerun is None:
+        raise FloatingPointError(f"invalid value ({kind}) encountered in {prim.name}")
+    rerun(args, params, kind)  # raises naming the first equation that produced it
+    raise FloatingPointError(
+        f"invalid value ({kind}) encountered in {prim.name}({params.get('name', '')}). Because "
+        f"debug_{kind}s is set, the de-optimized function (the function as if the jit decorator were "
+        "removed) was re-run op by op to find the operation that produced it, but it did not produce "
+        "invalid values during its execution. The invalid value may come from XLA's optimizations of the "
+        "compiled program, or it was already in an argument that the function returns unchanged. It may "
+        "be possible to avoid it by removing the jit decorator, at the cost of speed.")
 
 
 def _move_to(args, device):

@@ -155,7 +155,8 @@ def _pp_eqn(eqn, names, indent=""):
         params = "[" + " ".join(f"{k}={_pp_param(v, names, indent)}" for k, v in eqn.params.items()) + "]"
     ins = " ".join(names(v) for v in eqn.invars)
     outs = " ".join(_binder(v, names) for v in eqn.outvars)
-    return f"{outs} = {eqn.primitive.name}{params} {ins}".rstrip()
+    lhs = f"{outs} = " if outs else ""
+    return f"{lhs}{eqn.primitive.name}{params} {ins}".rstrip()
 
 
 def _pp_jaxpr(jaxpr, names, indent):

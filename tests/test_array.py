@@ -114,3 +114,13 @@ def test_amax_amin_are_max_min(rng):
     np.testing.assert_array_equal(np.asarray(jnp.amax(jnp.asarray(a), axis=0)), np.amax(a, axis=0))
     np.testing.assert_array_equal(np.asarray(jnp.amin(jnp.asarray(a), axis=1, keepdims=True)),
                                   np.amin(a, axis=1, keepdims=True))
+
+
+def test_reading_a_deleted_array_names_it():
+    x = jnp.ones(10)
+    x.delete()
+    assert x.is_deleted()
+    with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=f32\[10\]"):
+        np.asarray(x)
+    with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=f32\[10\]"):
+        x.block_until_ready()

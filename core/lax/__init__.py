@@ -9,5 +9,6 @@ from .dot import *  # noqa: F401,F403
 from .convolution import *  # noqa: F401,F403
 from .fft import *  # noqa: F401,F403
 from .prng import *  # noqa: F401,F403
+from .control_flow import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import _base  # noqa: F401

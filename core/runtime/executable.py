@@ -87,3 +87,44 @@ def cache_info():
 def clear_executable_cache():
     for c in _caches.values():
         c.clear()
+
+
+_mlir_state = {"context": None}
+
+
+def _mlir_context():
+    """An MLIR context with the dialects our modules use (only needed to pass host callbacks)."""
+    ctx = _mlir_state["context"]
+    if ctx is None:
+        from jaxlib.mlir import ir
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+        from jaxlib.mlir.dialects import chlo, stablehlo
+        registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(registry)
+        ctx = ir.Context()
+        ctx.append_dialect_registry(registry)
+        stablehlo.register_dialect(ctx)
+        chlo.register_dialect(ctx)
+        ctx.load_all_available_dialects()
+        _mlir_state["context"] = ctx
+    return ctx
+
+
+def compile_module_with_callbacks(text, out_avals, device, host_callbacks):
+    """Like `compile_module`, for a module whose `stablehlo.custom_call`s to the CPU target
+    "xla_ffi_python_cpu_callback" name Python callables by `backend_config = {index = i : ui64}`.
+
+    jaxlib accepts the callables only with a parsed MLIR module (its text overload takes none), so
+    the text is parsed with jaxlib's MLIR bindings first. Each callable gets the operands as
+    read-only NumPy arrays and must return a tuple of the results (an empty tuple for none).
+    """
+    from jaxlib.mlir import ir
+    b = backend()
+    device = device or b.default_device
+    options = xc.CompileOptions()
+    options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
+    with _mlir_context():
+        module = ir.Module.parse(text)
+        loaded = b.client.compile_and_load(module, _xla.DeviceList((device,)), options, list(host_callbacks))
+    exe = Executable(loaded, out_avals, device, text)
+    return exe

@@ -1,0 +1,721 @@
+"""Structured control flow: `cond`/`switch`, `while_loop`/`fori_loop`, `scan`/`map`, and the
+loop-free `associative_scan` and `select`.
+
+The contract, written once: a control-flow wrapper flattens its pytree operands, traces each
+user function to a jaxpr on the operands' abstract values (`trace_to_jaxpr`), and binds ONE
+primitive whose params hold those jaxprs. Values a traced function closes over (concrete arrays,
+or tracers of an enclosing trace) are not baked in: they become leading operands of the
+primitive, so every param jaxpr is closed with no constants and takes its inputs in the order
+
+    cond:   index, *consts, *operands          branches[i]: (*consts, *operands) -> outs
+    while:  *cond_consts, *body_consts, *carry  cond_jaxpr: (*cond_consts, *carry) -> bool[]
+                                                body_jaxpr: (*body_consts, *carry) -> carry
+    scan:   *consts, *init, *xs                jaxpr: (*consts, *carry, *x) -> (*carry, *y)
+
+Structurally equal jaxprs are interned (one object per structure), so an eager `lax.cond` with a
+fresh lambda each call still hits the eager executable cache. Eagerly the primitive compiles once
+per signature like any other; under `jit` it lowers to `stablehlo.case` / `stablehlo.while`, whose
+regions read enclosing values directly (implicit capture), so nesting needs nothing special.
+"""
+import builtins
+import operator
+import weakref
+
+import numpy as np
+
+from .. import dtypes
+from ..array import Array, to_array
+from ..avals import ShapedArray
+from ..config import config
+from ..errors import ConcretizationTypeError
+from ..interpreters import lowering
+from ..interpreters.lowering import i64_array
+from ..interpreters.staging import trace_to_jaxpr
+from ..ir import ClosedJaxpr, Jaxpr, Literal, Var
+from ..trace import Primitive, Tracer
+from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
+from ._base import aval_of
+from .elementwise import add, clamp, lt, ne, select_n
+from .structural import (concatenate, convert_element_type, expand_dims, index_in_dim, reshape,
+                         slice_in_dim)
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan", "select"]
+
+_I32 = np.dtype(np.int32)
+
+
+# ----- shared helpers: operands, tracing, constants, type checks ------------------------------------
+
+def _operand(x):
+    """A pytree leaf as a primitive operand: tracers and Arrays as they are, the rest as Arrays."""
+    if isinstance(x, (Array, Tracer)):
+        return x
+    return to_array(x)
+
+
+def _trace(fun, in_tree, in_avals, name, split_out=None):
+    """Trace `fun(*tree_unflatten(in_tree, args))` into a ClosedJaxpr on `in_avals`.
+
+    Returns `(closed, out_info)`: `out_info` is the output treedef, or whatever `split_out(out)`
+    returns when given (it flattens the output itself and returns `(flat_leaves, info)`).
+    """
+    store = {}
+
+    def flat_fun(*args):
+        out = fun(*tree_unflatten(in_tree, list(args)))
+        if split_out is None:
+            leaves, store["info"] = tree_flatten(out)
+        else:
+            leaves, store["info"] = split_out(out)
+        return leaves
+
+    closed = trace_to_jaxpr(flat_fun, list(in_avals), getattr(fun, "__name__", None) or type(fun).__name__, name)
+    return closed, store["info"]
+
+
+def _join_consts(closeds):
+    """Each traced function's constants become leading inputs; functions traced together (cond
+    branches) share one constant list, each ignoring the others' constants."""
+    consts, seen = [], set()
+    for c in closeds:
+        for x in c.consts:
+            if id(x) not in seen:
+                seen.add(id(x))
+                consts.append(x)
+    out = []
+    for c in closeds:
+        mine = {id(x): v for x, v in zip(c.consts, c.jaxpr.constvars, strict=True)}
+        binders = [mine[id(x)] if id(x) in mine else Var(x.aval) for x in consts]
+        j = c.jaxpr
+        out.append(_intern(ClosedJaxpr(Jaxpr([], binders + j.invars, j.outvars, j.eqns), [])))
+    return out, consts
+
+
+_interned = weakref.WeakValueDictionary()
+
+
+def _intern(closed):
+    """One ClosedJaxpr object per jaxpr structure, so equal traces give equal (identical) params."""
+    try:
+        key = _jaxpr_key(closed.jaxpr)
+        return _interned.setdefault(key, closed)
+    except TypeError:  # an unhashable param somewhere: keep the fresh object
+        return closed
+
+
+def _jaxpr_key(jaxpr):
+    numbers = {}
+
+    def bind(v):
+        numbers[id(v)] = len(numbers)
+        return v.aval
+
+    def atom(a):
+        if isinstance(a, Literal):
+            return ("literal", a.aval, np.asarray(a.val).tobytes())
+        return numbers[id(a)]
+
+    binders = tuple(bind(v) for v in jaxpr.constvars + jaxpr.invars)
+    eqns = []
+    for e in jaxpr.eqns:
+        ins = tuple(atom(a) for a in e.invars)
+        params = tuple((k, _param_key(v)) for k, v in e.params.items())
+        eqns.append((e.primitive, ins, params, tuple(bind(v) for v in e.outvars)))
+    return binders, tuple(eqns), tuple(atom(a) for a in jaxpr.outvars)
+
+
+def _param_key(v):
+    if isinstance(v, ClosedJaxpr):
+        return ("closed", _jaxpr_key(v.jaxpr)) if not v.consts else v
+    if isinstance(v, Jaxpr):
+        return ("jaxpr", _jaxpr_key(v))
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__,) + tuple(_param_key(x) for x in v)
+    hash(v)
+    return v
+
+
+class _Shown:
+    """A leaf that prints as its type, so a pytree of them shows structure and types together."""
+    __slots__ = ("text",)
+
+    def __init__(self, aval):
+        self.text = aval.str_short() + ("{weak}" if aval.weak_type else "")
+
+    def __repr__(self):
+        return self.text
+
+
+def _show(tree, avals):
+    try:
+        return repr(tree_unflatten(tree, [_Shown(a) for a in avals]))
+    except Exception:  # a custom node whose constructor rejects the stand-in leaves
+        return f"{tree} with leaf types {[_Shown(a) for a in avals]}"
+
+
+def _same_types(avals_a, avals_b):
+    return len(avals_a) == len(avals_b) and all(
+        a.shape == b.shape and a.dtype == b.dtype for a, b in zip(avals_a, avals_b, strict=True))
+
+
+def _check_operands(name, expected, got):
+    """Abstract-eval check: a param jaxpr's input types against the primitive's operand types."""
+    if not _same_types(expected, got):
+        raise TypeError(f"{name} expects operands of types [{', '.join(a.str_short() for a in expected)}], "
+                        f"got [{', '.join(a.str_short() for a in got)}].")
+
+
+def _concrete(x):
+    return not isinstance(x, Tracer)
+
+
+# ----- cond / switch --------------------------------------------------------------------------------
+
+def cond(pred, true_fun, false_fun, *operands):
+    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, as one staged conditional.
+
+    `pred` is a scalar bool (or integer: nonzero is true); `operands` are pytrees. Both branches are
+    traced and must return the same pytree of the same shapes and dtypes; only one runs. The older
+    form `cond(pred, true_operand, true_fun, false_operand, false_fun)` is accepted too. Under
+    `disable_jit()` a concrete `pred` simply calls the chosen branch.
+
+    Example: `lax.cond(x > 0, lambda x: x * 2.0, lambda x: -x, x)`.
+    """
+    if len(operands) == 2 and not callable(true_fun) and callable(false_fun) and callable(operands[1]):
+        true_operand, true_f, false_operand, false_f = true_fun, false_fun, operands[0], operands[1]
+        return cond(pred, lambda ops: true_f(ops[0]), lambda ops: false_f(ops[1]), (true_operand, false_operand))
+    if not (callable(true_fun) and callable(false_fun)):
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+    pred = _operand(pred)
+    if pred.aval.shape != ():
+        raise TypeError(f"Pred must be a scalar, got a value of type {pred.aval.str_short()}.")
+    kind = pred.aval.dtype.kind
+    if kind in "iu":
+        pred = ne(pred, 0)
+    elif kind != "b":
+        raise TypeError(f"Pred type must be either boolean or number, got {dtypes.short_name(pred.aval.dtype)}.")
+    if config.disable_jit and _concrete(pred):
+        return true_fun(*operands) if bool(pred) else false_fun(*operands)
+    index = convert_element_type(pred, _I32)
+    return _bind_cond(index, (false_fun, true_fun), operands, [(1, 0, "true_fun and false_fun output")])
+
+
+def switch(index, branches, *operands):
+    """`branches[index](*operands)`, with `index` clamped into `[0, len(branches) - 1]` (as JAX).
+
+    `index` is a scalar integer; all branches take `operands` and return the same pytree of the
+    same shapes and dtypes. Example: `lax.switch(2, [jnp.sin, jnp.cos, jnp.tanh], x)` is `tanh(x)`.
+    """
+    branches = tuple(branches)
+    if not branches:
+        raise ValueError("Empty branch sequence")
+    if not all(callable(b) for b in branches):
+        raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    index = _operand(index)
+    if index.aval.shape != ():
+        raise TypeError(f"Branch index must be scalar, got a value of type {index.aval.str_short()}.")
+    if index.aval.dtype.kind not in "iu":
+        raise TypeError(f"Index type must be an integer, got {index.aval.str_short()}.")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    index = clamp(0, convert_element_type(index, _I32), len(branches) - 1)
+    if config.disable_jit and _concrete(index):
+        return branches[int(index)](*operands)
+    return _bind_cond(index, branches, operands,
+                      [(0, i, f"branch 0 and {i} outputs") for i in range(1, len(branches))])
+
+
+def _bind_cond(index, branches, operands, comparisons):
+    """Trace every branch on the operands and bind `cond`. `comparisons` lists `(i, j, what)`:
+    branch i's and branch j's outputs must agree, else an error that names them `what`."""
+    leaves, ops_tree = tree_flatten(operands)
+    ops = [_operand(x) for x in leaves]
+    avals = [x.aval for x in ops]
+    traced = [_trace(br, ops_tree, avals, "cond") for br in branches]
+    for i, j, what in comparisons:
+        (ci, ti), (cj, tj) = traced[i], traced[j]
+        if ti != tj:
+            raise TypeError(f"{what} must have same type structure, got {_show(ti, ci.out_avals)} and "
+                            f"{_show(tj, cj.out_avals)}.")
+        if not _same_types(ci.out_avals, cj.out_avals):
+            raise TypeError(f"{what} must have identical types, got {_show(ti, ci.out_avals)} and "
+                            f"{_show(tj, cj.out_avals)}.")
+    tree0 = traced[0][1]
+    jaxprs, consts = _join_consts([c for c, _ in traced])
+    outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs))
+    return tree_unflatten(tree0, outs)
+
+
+def _cond_abstract_eval(index, *args, branches):
+    if index.shape != () or index.dtype != _I32:
+        raise TypeError(f"cond: the branch index must be an i32[] scalar, got {index.str_short()}.")
+    for i, br in enumerate(branches):
+        _check_operands(f"cond branch {i}", br.in_avals, args)
+    out = branches[0].out_avals
+    for i, br in enumerate(branches[1:], 1):
+        if not _same_types(out, br.out_avals):
+            raise TypeError(f"cond branches 0 and {i} have different output types: "
+                            f"[{', '.join(a.str_short() for a in out)}] and "
+                            f"[{', '.join(a.str_short() for a in br.out_avals)}].")
+    # the result is weak only where every branch's is (a strong branch decides the dtype)
+    return [a.update(weak_type=builtins.all(br.out_avals[k].weak_type for br in branches))
+            for k, a in enumerate(out)]
+
+
+def _cond_lowering(ctx, index, *args, branches):
+    b = ctx.b
+
+    def region(closed):
+        return b.region([], lambda rb: lowering.lower_jaxpr_into(rb, closed.jaxpr, list(args)))
+
+    outs = b.op("stablehlo.case", [index], ctx.avals_out, regions=[region(br) for br in branches])
+    return [outs] if isinstance(outs, str) else outs
+
+
+cond_p = Primitive("cond", multiple_results=True)
+cond_p.def_abstract_eval(_cond_abstract_eval)
+lowering.register(cond_p, _cond_lowering)
+
+
+# ----- loop bodies: weak types and carry checks (shared by while_loop and scan) ----------------------
+
+def _cast_weak_outputs(leaves, carry_avals):
+    """A weakly typed output leaf (from a Python scalar) takes its strongly typed carry's dtype."""
+    out = []
+    for leaf, c in zip(leaves, carry_avals):
+        a = aval_of(leaf)
+        if a.weak_type and not c.weak_type and a.dtype != c.dtype and a.shape == c.shape:
+            leaf = convert_element_type(leaf, c.dtype)
+        out.append(leaf)
+    return out + list(leaves[len(carry_avals):])
+
+
+def _promote_weak_carry(carry_avals, out_avals):
+    """JAX's rule: a weakly typed initial carry whose dtype differs from the body's output is
+    promoted with it (`0` + a float32 body becomes float32). None if nothing changes."""
+    changed, new = False, []
+    for c, o in zip(carry_avals, out_avals):
+        if c.weak_type and (c.dtype != o.dtype) and c.shape == o.shape:
+            new.append(ShapedArray(c.shape, _promote(c, o), False))
+            changed = True
+        else:
+            new.append(c)
+    return new if changed else None
+
+
+def _promote(c, o):
+    return dtypes.promote_dtypes_weak((c.dtype, c.weak_type), (o.dtype, o.weak_type))[0]
+
+
+def _check_carry(what, carry_tree, carry_avals, out_tree, out_avals):
+    if out_tree != carry_tree:
+        raise TypeError(f"{what} function carry input and carry output must have the same pytree structure, "
+                        f"but they differ: the carry input is {_show(carry_tree, carry_avals)} and the carry "
+                        f"output is {_show(out_tree, out_avals)}.")
+    if not _same_types(carry_avals, out_avals):
+        raise TypeError(f"{what} function carry input and carry output must have equal types (shapes and "
+                        f"dtypes), but they differ: the carry input is {_show(carry_tree, carry_avals)} and the "
+                        f"carry output is {_show(out_tree, out_avals)}. Revise the function so that all output "
+                        "types match the corresponding input types.")
+
+
+def _trace_loop_body(fun, what, args_tree, carry_tree, carry_avals, rest_avals, split_out):
+    """Trace a loop body whose flat inputs are (*carry, *rest) and whose outputs start with the
+    carry, reconciling weak types. `split_out(out)` returns `(carry_leaves, carry_out_tree,
+    extra_leaves, extra_info)`. Returns `(closed, carry_avals, extra_info)`; `carry_avals` may have
+    been promoted (the caller converts its initial values to them)."""
+    carry_avals = list(carry_avals)
+    for _ in range(len(carry_avals) + 1):  # each retrace makes at least one weak carry strong
+        def flatten_out(out, carry_avals=carry_avals):
+            carry_leaves, out_tree, extra_leaves, extra_info = split_out(out)
+            if out_tree == carry_tree:
+                carry_leaves = _cast_weak_outputs(carry_leaves, carry_avals)
+            return list(carry_leaves) + list(extra_leaves), (out_tree, len(carry_leaves), extra_info)
+
+        closed, (out_tree, n_carry, extra_info) = _trace(fun, args_tree, carry_avals + list(rest_avals), what,
+                                                         flatten_out)
+        out_avals = closed.out_avals[:n_carry]
+        promoted = _promote_weak_carry(carry_avals, out_avals) if out_tree == carry_tree else None
+        if promoted is None:
+            break
+        carry_avals = promoted
+    _check_carry(what, carry_tree, carry_avals, out_tree, out_avals)
+    return closed, carry_avals, extra_info
+
+
+def _convert_to(values, avals):
+    return [convert_element_type(v, a.dtype) if aval_of(v).dtype != a.dtype else v
+            for v, a in zip(values, avals, strict=True)]
+
+
+# ----- while_loop / fori_loop -----------------------------------------------------------------------
+
+def while_loop(cond_fun, body_fun, init_val):
+    """`val = init_val; while cond_fun(val): val = body_fun(val); return val`, as one staged loop.
+
+    `init_val` is a pytree; `body_fun` must return the same pytree with the same shapes and dtypes
+    (a weakly typed initial value, e.g. a Python `0`, is promoted to the body's dtype as in JAX).
+    `cond_fun` returns a boolean scalar. Not reverse-differentiable (use `scan` / `fori_loop` with
+    static bounds). Example: `lax.while_loop(lambda x: x < 10, lambda x: x * 2, 1)` is `16`.
+    """
+    if not (callable(cond_fun) and callable(body_fun)):
+        raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
+    if config.disable_jit:
+        try:
+            val = tree_map(_operand, init_val)
+            while cond_fun(val):
+                val = body_fun(val)
+            return val
+        except ConcretizationTypeError:
+            pass  # a traced value reached `while`: stage the loop after all
+    leaves, carry_tree = tree_flatten(init_val)
+    init = [_operand(x) for x in leaves]
+    carry_avals = [x.aval for x in init]
+    args_tree = tree_flatten((init_val,))[1]
+
+    def split_body(out):
+        out_leaves, out_tree = tree_flatten(out)
+        return out_leaves, out_tree, [], None
+
+    body_closed, carry_avals, _ = _trace_loop_body(body_fun, "while_loop body", args_tree, carry_tree,
+                                                   carry_avals, [], split_body)
+    init = _convert_to(init, carry_avals)
+    cond_closed, cond_tree = _trace(cond_fun, args_tree, carry_avals, "while_loop cond")
+    cond_out = cond_closed.out_avals
+    if len(cond_out) != 1 or cond_out[0].shape != () or cond_out[0].dtype != dtypes.bool_:
+        raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
+                        f"{_show(cond_tree, cond_out)}.")
+    (cond_jaxpr,), cond_consts = _join_consts([cond_closed])
+    (body_jaxpr,), body_consts = _join_consts([body_closed])
+    outs = while_p.bind(*cond_consts, *body_consts, *init, cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
+                        cond_nconsts=len(cond_consts), body_nconsts=len(body_consts))
+    return tree_unflatten(carry_tree, outs)
+
+
+def _while_abstract_eval(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cond_consts, body_consts = args[:cond_nconsts], args[cond_nconsts:cond_nconsts + body_nconsts]
+    carry = args[cond_nconsts + body_nconsts:]
+    _check_operands("while cond_jaxpr", cond_jaxpr.in_avals, list(cond_consts) + list(carry))
+    _check_operands("while body_jaxpr", body_jaxpr.in_avals, list(body_consts) + list(carry))
+    pred = cond_jaxpr.out_avals
+    if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
+        raise TypeError(f"while cond_jaxpr must return a bool[] scalar, got "
+                        f"[{', '.join(a.str_short() for a in pred)}].")
+    out = body_jaxpr.out_avals
+    if not _same_types(carry, out):
+        raise TypeError(f"while body_jaxpr must return the carry types [{', '.join(a.str_short() for a in carry)}]"
+                        f", got [{', '.join(a.str_short() for a in out)}].")
+    # zero iterations return the initial carry: weak only where both are
+    return [o.update(weak_type=o.weak_type and c.weak_type) for o, c in zip(out, carry, strict=True)]
+
+
+def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    b = ctx.b
+    cond_consts = list(args[:cond_nconsts])
+    body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
+    init = list(args[cond_nconsts + body_nconsts:])
+    carry_avals = ctx.avals_in[cond_nconsts + body_nconsts:]
+
+    def cond_region(rb, *carry):
+        return lowering.lower_jaxpr_into(rb, cond_jaxpr.jaxpr, cond_consts + list(carry))
+
+    def body_region(rb, *carry):
+        return lowering.lower_jaxpr_into(rb, body_jaxpr.jaxpr, body_consts + list(carry))
+
+    outs = b.op("stablehlo.while", init, carry_avals,
+                regions=[b.region(carry_avals, cond_region), b.region(carry_avals, body_region)])
+    return [outs] if isinstance(outs, str) else outs
+
+
+while_p = Primitive("while", multiple_results=True)
+while_p.def_abstract_eval(_while_abstract_eval)
+lowering.register(while_p, _while_lowering)
+
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """`val = init_val; for i in range(lower, upper): val = body_fun(i, val); return val`.
+
+    With concrete bounds (Python ints or concrete arrays) this is a `scan` of `upper - lower` steps
+    (reverse-differentiable; `unroll` steps per loop iteration); with traced bounds a `while_loop`
+    (then `unroll` is not allowed). Example: `lax.fori_loop(0, 5, lambda i, s: s + i, 0)` is `10`.
+    """
+    if not callable(body_fun):
+        raise TypeError("lax.fori_loop: body_fun argument should be callable.")
+    lower_op, upper_op = _operand(lower), _operand(upper)
+    for name, v in (("lower", lower_op), ("upper", upper_op)):
+        if v.aval.shape != () or v.aval.dtype.kind not in "iu":
+            raise TypeError(f"fori_loop {name} bound must be a scalar integer, got {v.aval.str_short()}.")
+    dt, weak = dtypes.result_type(lower_op, upper_op, return_weak_type_flag=True)
+    lower_op = convert_element_type(lower_op, dt, weak_type=weak)
+    upper_op = convert_element_type(upper_op, dt, weak_type=weak)
+    if _concrete(lower) and _concrete(upper):
+        length = builtins.max(int(upper_op) - int(lower_op), 0)
+
+        def scan_body(carry, _):
+            i, x = carry
+            return (add(i, 1), body_fun(i, x)), None
+
+        (_, result), _ = scan(scan_body, (lower_op, init_val), None, length=length,
+                              unroll=1 if unroll is None else unroll)
+        return result
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
+
+    def while_body(carry):
+        i, hi, x = carry
+        return add(i, 1), hi, body_fun(i, x)
+
+    _, _, result = while_loop(lambda c: lt(c[0], c[1]), while_body, (lower_op, upper_op, init_val))
+    return result
+
+
+# ----- scan / map ---------------------------------------------------------------------------------
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """Loop `f(carry, x) -> (carry, y)` over the leading axis of `xs`, stacking the `y`s.
+
+    In Python terms: `for x in xs: carry, y = f(carry, x); ys.append(y)`; returns
+    `(carry, stack(ys))`. `xs` and the `y`s are pytrees (`xs=None` with `length` loops without
+    inputs); `reverse=True` walks from the end (ys keep their positions); `unroll` steps run per
+    loop iteration (`True`: all). The carry output must match `init` in structure, shapes and
+    dtypes. Example: `lax.scan(lambda c, x: (c + x, c + x), 0., jnp.arange(4.))` gives
+    `(6., [0., 1., 3., 6.])`.
+    """
+    if not callable(f):
+        raise TypeError("scan: f argument should be a callable.")
+    xs_paths, xs_tree = tree_flatten_with_path(xs)
+    xs_ops = [_operand(x) for _, x in xs_paths]
+    names = ["xs" + keystr(p) for p, _ in xs_paths]
+    for name, x in zip(names, xs_ops, strict=True):
+        if x.aval.ndim == 0:
+            raise ValueError(f"scan got value with no leading axis to scan over: {name} of type "
+                             f"{x.aval.str_short()}.")
+    sizes = [x.aval.shape[0] for x in xs_ops]
+    if length is not None:
+        length = operator.index(length)
+        if any(s != length for s in sizes):
+            raise ValueError(f"scan got `length` argument of {length} which disagrees with leading axis sizes "
+                             f"{', '.join(f'{n}.shape[0]={s}' for n, s in zip(names, sizes))}.")
+    elif not sizes:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    elif len(set(sizes)) > 1:
+        raise ValueError("scan got values with different leading axis sizes: "
+                         f"{', '.join(f'{n}.shape[0]={s}' for n, s in zip(names, sizes))}.")
+    else:
+        length = sizes[0]
+    if unroll is True:
+        unroll = builtins.max(length, 1)
+    elif unroll is False:
+        unroll = 1
+    if not isinstance(unroll, (int, np.integer)) or unroll < 1:
+        raise ValueError(f"`unroll` must be a `bool` or a positive `int`, got {unroll!r}.")
+    if config.disable_jit and length > 0 and builtins.all(_concrete(v) for v in tree_flatten((init, xs_ops))[0]):
+        return _scan_python(f, init, xs_ops, xs_tree, length, reverse)
+
+    init_leaves, carry_tree = tree_flatten(init)
+    init_ops = [_operand(x) for x in init_leaves]
+    x_avals = [ShapedArray(x.aval.shape[1:], x.aval.dtype, x.aval.weak_type) for x in xs_ops]
+    args_tree = tree_flatten((init, xs))[1]
+
+    def split_body(out):
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"scan body output must be a pair (carry, y), got {type(out).__name__}"
+                            f"{' of length ' + str(len(out)) if isinstance(out, (tuple, list)) else ''}.")
+        carry_leaves, out_tree = tree_flatten(out[0])
+        y_leaves, y_tree = tree_flatten(out[1])
+        return carry_leaves, out_tree, y_leaves, y_tree
+
+    closed, carry_avals, y_tree = _trace_loop_body(f, "scan body", args_tree, carry_tree,
+                                                   [x.aval for x in init_ops], x_avals, split_body)
+    init_ops = _convert_to(init_ops, carry_avals)
+    (jaxpr,), consts = _join_consts([closed])
+    n_in = len(consts) + len(init_ops) + len(xs_ops)
+    outs = scan_p.bind(*consts, *init_ops, *xs_ops, jaxpr=jaxpr, num_consts=len(consts),
+                       num_carry=len(init_ops), length=int(length), reverse=bool(reverse), unroll=int(unroll),
+                       linear=(False,) * n_in)
+    carry_out, ys = outs[:len(init_ops)], outs[len(init_ops):]
+    return tree_unflatten(carry_tree, carry_out), tree_unflatten(y_tree, ys)
+
+
+def _scan_python(f, init, xs_ops, xs_tree, length, reverse):
+    """`scan` under `disable_jit()`: a Python loop, one eager operation at a time."""
+    carry, ys = init, []
+    steps = range(length - 1, -1, -1) if reverse else range(length)
+    for i in steps:
+        carry, y = f(carry, tree_unflatten(xs_tree, [index_in_dim(x, i, 0, keepdims=False) for x in xs_ops]))
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    stacked = tree_map(lambda *leaves: concatenate([expand_dims(_operand(v), (0,)) for v in leaves], 0), *ys)
+    return carry, stacked
+
+
+def _scan_abstract_eval(*args, jaxpr, num_consts, num_carry, length, reverse, unroll, linear):
+    consts, init = args[:num_consts], args[num_consts:num_consts + num_carry]
+    xs = args[num_consts + num_carry:]
+    for x in xs:
+        if x.ndim == 0 or x.shape[0] != length:
+            raise TypeError(f"scan: scanned operands must have leading dimension {length}, got {x.str_short()}.")
+    x_avals = [ShapedArray(x.shape[1:], x.dtype, x.weak_type) for x in xs]
+    _check_operands("scan jaxpr", jaxpr.in_avals, list(consts) + list(init) + x_avals)
+    out = jaxpr.out_avals
+    carry_out, ys = out[:num_carry], out[num_carry:]
+    if not _same_types(init, carry_out):
+        raise TypeError(f"scan jaxpr must return the carry types [{', '.join(a.str_short() for a in init)}], "
+                        f"got [{', '.join(a.str_short() for a in carry_out)}].")
+    carry = [o.update(weak_type=o.weak_type and c.weak_type) for o, c in zip(carry_out, init, strict=True)]
+    return carry + [ShapedArray((length,) + y.shape, y.dtype, y.weak_type) for y in ys]
+
+
+def _scan_lowering(ctx, *args, jaxpr, num_consts, num_carry, length, reverse, unroll, linear):
+    """A `stablehlo.while` over blocks of `unroll` steps (the remainder steps after it). Each step
+    slices x out of the stacked xs and writes y into preallocated ys buffers; consts and xs are
+    read from the enclosing scope."""
+    b = ctx.b
+    consts, init = list(args[:num_consts]), list(args[num_consts:num_consts + num_carry])
+    xs, x_avals = list(args[num_consts + num_carry:]), ctx.avals_in[num_consts + num_carry:]
+    carry_avals = ctx.avals_in[num_consts:num_consts + num_carry]
+    ys_avals = ctx.avals_out[num_carry:]
+    ys = [lowering.full_like(b, 0, a) for a in ys_avals]
+    if length == 0:
+        return init + ys
+    scalar = ShapedArray((), _I32)
+
+    def step(sb, i, carry, ys):
+        idx = sb.op("stablehlo.subtract", [sb.constant(length - 1, _I32), i], [scalar]) if reverse else i
+        zero = sb.constant(0, _I32)
+        x_vals = []
+        for x, a in zip(xs, x_avals, strict=True):
+            one = a.update(shape=(1,) + a.shape[1:])
+            sl = sb.op("stablehlo.dynamic_slice", [x, idx] + [zero] * (a.ndim - 1), [one],
+                       {"slice_sizes": i64_array(one.shape)})
+            x_vals.append(sb.op("stablehlo.reshape", [sl], [a.update(shape=a.shape[1:])]))
+        outs = lowering.lower_jaxpr_into(sb, jaxpr.jaxpr, consts + list(carry) + x_vals)
+        new_ys = []
+        for buf, y, a in zip(ys, outs[num_carry:], ys_avals, strict=True):
+            y1 = sb.op("stablehlo.reshape", [y], [a.update(shape=(1,) + a.shape[1:])])
+            new_ys.append(sb.op("stablehlo.dynamic_update_slice", [buf, y1, idx] + [zero] * (a.ndim - 1), [a]))
+        return outs[:num_carry], new_ys
+
+    def steps(sb, start, carry, ys, count):
+        """`count` consecutive steps from iteration `start` (an i32 value)."""
+        for j in range(count):
+            i = start if j == 0 else sb.op("stablehlo.add", [start, sb.constant(j, _I32)], [scalar])
+            carry, ys = step(sb, i, carry, ys)
+        return list(carry), list(ys)
+
+    n_blocks, rem = divmod(length, unroll)
+    carry = init
+    if n_blocks == 1:
+        carry, ys = steps(b, b.constant(0, _I32), carry, ys, unroll)
+    elif n_blocks > 1:
+        loop_avals = [scalar] + list(carry_avals) + list(ys_avals)
+
+        def cond_region(rb, i, *_):
+            return lowering.compare(rb, i, rb.constant(n_blocks * unroll, _I32), "LT", scalar)
+
+        def body_region(rb, i, *state):
+            c, y = steps(rb, i, state[:num_carry], state[num_carry:], unroll)
+            return [rb.op("stablehlo.add", [i, rb.constant(unroll, _I32)], [scalar])] + c + y
+
+        outs = b.op("stablehlo.while", [b.constant(0, _I32)] + carry + ys, loop_avals,
+                    regions=[b.region(loop_avals, cond_region), b.region(loop_avals, body_region)])
+        outs = [outs] if isinstance(outs, str) else outs
+        carry, ys = outs[1:1 + num_carry], outs[1 + num_carry:]
+    if rem:
+        carry, ys = steps(b, b.constant(n_blocks * unroll, _I32), carry, ys, rem)
+    return list(carry) + list(ys)
+
+
+scan_p = Primitive("scan", multiple_results=True)
+scan_p.def_abstract_eval(_scan_abstract_eval)
+lowering.register(scan_p, _scan_lowering)
+
+
+def map(f, xs):  # noqa: A001 (JAX's name)
+    """`f` applied to each slice of `xs` along its leading axis, results stacked (a `scan` with no
+    carry). Example: `lax.map(lambda x: x @ x, jnp.ones((5, 3)))` has shape (5,)."""
+    _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+    return ys
+
+
+# ----- associative_scan ---------------------------------------------------------------------------
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """Inclusive prefix scan of `elems` along `axis` with an associative `fn`, in O(log n) depth.
+
+    `fn(a, b)` combines two pytrees like `elems` elementwise along `axis` (it is called on strided
+    slices, so it must be vectorized); e.g. `associative_scan(lax.add, x)` is `cumsum(x)`. With
+    `reverse=True` the scan runs from the end. Built from slices and concatenations only
+    (the odd/even recursion of Blelloch's parallel prefix), no loop primitive.
+    """
+    leaves, tree = tree_flatten(elems)
+    leaves = [_operand(x) for x in leaves]
+    if not leaves:
+        return elems
+    ndim = leaves[0].aval.ndim
+    if ndim == 0 or not -ndim <= axis < ndim:
+        raise ValueError(f"associative_scan: axis {axis} is out of bounds for elements of rank {ndim}.")
+    axis = axis % ndim
+    sizes = [x.aval.shape[axis] if x.aval.ndim > axis else None for x in leaves]
+    if len(set(sizes)) != 1:
+        raise ValueError(f"Array inputs to associative_scan must have the same size along axis {axis} "
+                         f"(saw: {[x.aval.shape for x in leaves]}).")
+    if reverse:
+        leaves = [_rev(x, axis) for x in leaves]
+
+    def combine(a, b):
+        out = fn(tree_unflatten(tree, a), tree_unflatten(tree, b))
+        out_leaves, out_tree = tree_flatten(out)
+        if out_tree != tree:
+            raise TypeError(f"associative_scan: fn must return a pytree with the structure of elems {tree}, "
+                            f"got {out_tree}.")
+        return [_operand(x) for x in out_leaves]
+
+    def prefix(xs):
+        n = xs[0].aval.shape[axis]
+        if n < 2:
+            return xs
+        # combine neighbours pairwise, scan the half-size sequence, then fill in the even positions
+        odd = prefix(combine([slice_in_dim(x, 0, n - 1, 2, axis) for x in xs],
+                             [slice_in_dim(x, 1, n, 2, axis) for x in xs]))
+        if n % 2 == 0:
+            even = combine([slice_in_dim(x, 0, -1, 1, axis) for x in odd], [slice_in_dim(x, 2, n, 2, axis) for x in xs])
+        else:
+            even = combine(odd, [slice_in_dim(x, 2, n, 2, axis) for x in xs])
+        even = [concatenate([slice_in_dim(x, 0, 1, 1, axis), e], axis) for x, e in zip(xs, even, strict=True)]
+        return [_interleave(e, o, axis) for e, o in zip(even, odd, strict=True)]
+
+    out = prefix(leaves)
+    if reverse:
+        out = [_rev(x, axis) for x in out]
+    return tree_unflatten(tree, out)
+
+
+def _rev(x, axis):
+    from .structural import rev
+    return rev(x, (axis,))
+
+
+def _interleave(a, b, axis):
+    """[a0, b0, a1, b1, ...] along `axis`; `a` has as many elements as `b`, or one more."""
+    na, nb = aval_of(a).shape[axis], aval_of(b).shape[axis]
+    head = slice_in_dim(a, 0, nb, 1, axis) if na > nb else a
+    pairs = concatenate([expand_dims(head, (axis + 1,)), expand_dims(b, (axis + 1,))], axis + 1)
+    shape = list(aval_of(b).shape)
+    shape[axis] = 2 * nb
+    out = reshape(pairs, tuple(shape))
+    if na > nb:
+        out = concatenate([out, slice_in_dim(a, nb, na, 1, axis)], axis)
+    return out
+
+
+# ----- select ---------------------------------------------------------------------------------------
+
+def select(pred, on_true, on_false):
+    """Elementwise `on_true if pred else on_false` (`pred` bool, scalar or of the cases' shape):
+    JAX's `lax.select`, i.e. `select_n(pred, on_false, on_true)`.
+
+    Example: `lax.select(jnp.array([True, False]), jnp.ones(2), jnp.zeros(2))` is `[1., 0.]`.
+    """
+    return select_n(pred, on_false, on_true)
