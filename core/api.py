@@ -27,7 +27,8 @@ from .avals import ShapedArray, ShapeDtypeStruct
 from .config import config
 from .interpreters import lowering
 from .interpreters.staging import trace_to_jaxpr
-from .ir import ClosedJaxpr, Jaxpr, Var
+from .ir import ClosedJaxpr, Jaxpr
+from .ir import intern as intern_jaxpr, Var
 from .runtime import executable as _executable
 from .trace import EvalTrace, Primitive, Tracer, current_trace
 from .tree_util import tree_flatten, tree_unflatten
@@ -106,9 +107,10 @@ dispatch.nan_rerun_rules[jit_p] = _jit_nan_rerun
 
 def _consts_as_args(closed):
     """The same program with its constants as leading arguments (so they are passed, never baked
-    into the executable as literals) plus the constant values to pass."""
+    into the executable as literals) plus the constant values to pass. The program is interned, so
+    structurally equal programs (a jitted closure re-created in a loop) share one executable."""
     j = closed.jaxpr
-    return ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), []), closed.consts
+    return intern_jaxpr(ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), [])), closed.consts
 
 
 # ----- argument handling ------------------------------------------------------------------------

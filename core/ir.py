@@ -7,12 +7,14 @@ Constants a program closes over are `constvars` (before the `;`), bound by a `Cl
 Scalars appear inline as `Literal`s.
 """
 import itertools
+import weakref
 
 import numpy as np
 
 from .avals import ShapedArray
 
-__all__ = ["Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "JaxprTypeError"]
+__all__ = ["Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "JaxprTypeError", "intern",
+           "structural_key"]
 
 
 class Var:
@@ -213,3 +215,54 @@ def check_jaxpr(jaxpr):
 
 def _same_type(a, b):
     return isinstance(a, ShapedArray) and isinstance(b, ShapedArray) and a.shape == b.shape and a.dtype == b.dtype
+
+
+# ----- interning ------------------------------------------------------------------------------
+
+_interned = weakref.WeakValueDictionary()
+
+
+def intern(closed):
+    """One ClosedJaxpr object per program structure (constant-free jaxprs only), so that equal traces
+    give identical primitive params, and so share one compiled executable: a fresh lambda traced in
+    a loop compiles once. Jaxprs with unhashable params are returned as they are."""
+    if closed.consts:
+        return closed
+    try:
+        key = structural_key(closed.jaxpr)
+    except TypeError:
+        return closed
+    return _interned.setdefault(key, closed)
+
+
+def structural_key(jaxpr):
+    """A hashable description of a jaxpr up to renaming of its variables (source lines ignored)."""
+    numbers = {}
+
+    def bind(v):
+        numbers[id(v)] = len(numbers)
+        return v.aval
+
+    def atom(a):
+        if isinstance(a, Literal):
+            return ("literal", a.aval, np.asarray(a.val).tobytes())
+        return numbers[id(a)]
+
+    binders = tuple(bind(v) for v in jaxpr.constvars + jaxpr.invars)
+    eqns = []
+    for e in jaxpr.eqns:
+        ins = tuple(atom(a) for a in e.invars)
+        params = tuple((k, _param_key(v)) for k, v in e.params.items())
+        eqns.append((e.primitive, ins, params, tuple(bind(v) for v in e.outvars)))
+    return binders, tuple(eqns), tuple(atom(a) for a in jaxpr.outvars)
+
+
+def _param_key(v):
+    if isinstance(v, ClosedJaxpr):
+        return ("closed", structural_key(v.jaxpr)) if not v.consts else v
+    if isinstance(v, Jaxpr):
+        return ("jaxpr", structural_key(v))
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__,) + tuple(_param_key(x) for x in v)
+    hash(v)
+    return v

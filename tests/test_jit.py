@@ -257,3 +257,33 @@ def test_jit_as_a_method_decorator_with_static_self():
     np.testing.assert_array_equal(np.asarray(Model()(jnp.ones(2))), [3.0, 3.0])
     with pytest.raises(TypeError, match=r"Argument 'self' of type .*Model'> is not a valid purenn type.*static_argnums"):
         core.jit(Model.__call__)(Model(), jnp.ones(2))
+
+
+def test_cache_counts_traces_and_compiles_per_signature():
+    traces = []
+
+    def f(x):
+        traces.append(x.shape)
+        return jnp.tanh(x) * 3.0
+
+    g = core.jit(f)
+    x4, y4, x5 = jnp.ones(4), jnp.zeros(4), jnp.ones(5)
+    core.clear_caches()
+    g(x4)
+    assert len(traces) == 1 and core.cache_info()["eager"]["misses"] == 1
+    g(y4)  # same signature: 0 traces, 0 compiles
+    assert len(traces) == 1 and core.cache_info()["eager"]["misses"] == 1
+    g(x5)  # a new shape: exactly one of each
+    assert len(traces) == 2 and core.cache_info()["eager"]["misses"] == 2
+
+
+def test_ten_thousand_jitted_closures_stay_within_the_cache_bounds():  # RELIABILITY.md S3
+    x = jnp.ones(3)
+    core.clear_caches()
+    for i in range(10_000):
+        scale = float(i % 7)
+        out = core.jit(lambda v: v * scale + 1.0)(x)  # a new function object every time
+    info = core.cache_info()["eager"]
+    assert float(out[0]) == (9_999 % 7) + 1.0
+    # structurally equal programs are interned: only the 7 distinct literals compile
+    assert info["misses"] == 7 and info["size"] <= info["maxsize"]

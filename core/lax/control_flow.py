@@ -19,7 +19,6 @@ regions read enclosing values directly (implicit capture), so nesting needs noth
 """
 import builtins
 import operator
-import weakref
 
 import numpy as np
 
@@ -31,7 +30,8 @@ from ..errors import ConcretizationTypeError
 from ..interpreters import lowering
 from ..interpreters.lowering import i64_array
 from ..interpreters.staging import trace_to_jaxpr
-from ..ir import ClosedJaxpr, Jaxpr, Literal, Var
+from ..ir import ClosedJaxpr, Jaxpr, Var
+from ..ir import intern as intern_jaxpr
 from ..trace import Primitive, Tracer
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 from ._base import aval_of
@@ -87,52 +87,8 @@ def _join_consts(closeds):
         mine = {id(x): v for x, v in zip(c.consts, c.jaxpr.constvars, strict=True)}
         binders = [mine[id(x)] if id(x) in mine else Var(x.aval) for x in consts]
         j = c.jaxpr
-        out.append(_intern(ClosedJaxpr(Jaxpr([], binders + j.invars, j.outvars, j.eqns), [])))
+        out.append(intern_jaxpr(ClosedJaxpr(Jaxpr([], binders + j.invars, j.outvars, j.eqns), [])))
     return out, consts
-
-
-_interned = weakref.WeakValueDictionary()
-
-
-def _intern(closed):
-    """One ClosedJaxpr object per jaxpr structure, so equal traces give equal (identical) params."""
-    try:
-        key = _jaxpr_key(closed.jaxpr)
-        return _interned.setdefault(key, closed)
-    except TypeError:  # an unhashable param somewhere: keep the fresh object
-        return closed
-
-
-def _jaxpr_key(jaxpr):
-    numbers = {}
-
-    def bind(v):
-        numbers[id(v)] = len(numbers)
-        return v.aval
-
-    def atom(a):
-        if isinstance(a, Literal):
-            return ("literal", a.aval, np.asarray(a.val).tobytes())
-        return numbers[id(a)]
-
-    binders = tuple(bind(v) for v in jaxpr.constvars + jaxpr.invars)
-    eqns = []
-    for e in jaxpr.eqns:
-        ins = tuple(atom(a) for a in e.invars)
-        params = tuple((k, _param_key(v)) for k, v in e.params.items())
-        eqns.append((e.primitive, ins, params, tuple(bind(v) for v in e.outvars)))
-    return binders, tuple(eqns), tuple(atom(a) for a in jaxpr.outvars)
-
-
-def _param_key(v):
-    if isinstance(v, ClosedJaxpr):
-        return ("closed", _jaxpr_key(v.jaxpr)) if not v.consts else v
-    if isinstance(v, Jaxpr):
-        return ("jaxpr", _jaxpr_key(v))
-    if isinstance(v, (tuple, list)):
-        return (type(v).__name__,) + tuple(_param_key(x) for x in v)
-    hash(v)
-    return v
 
 
 class _Shown:
