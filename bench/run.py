@@ -13,7 +13,9 @@ under that peer's own interpreter:
 
 Each subprocess reports the median of its own timed samples (one "round
 median"); the figure quoted for a peer is the median of its round medians.
-A peer whose interpreter is missing is skipped with a note; a peer that fails
+A peer whose interpreter is missing is skipped with a note; a peer that a
+workload does not apply to (workloads.Workload.peers: e.g. torch for the jit
+workloads) is not run and shown as "n/a"; a peer that fails
 (import error, exception, timeout, garbage output) is recorded as
 "failed: <error>" instead of stopping the run. Results go to a Markdown file
 (default bench/RESULTS.md).
@@ -152,7 +154,7 @@ def run_peer(peer: Peer, workload: str, timeout: float, extra_args=()) -> dict:
 @dataclass
 class PeerSummary:
     peer: str
-    status: str                 # "ok", "failed", "skipped"
+    status: str                 # "ok", "failed", "skipped", "n/a"
     note: str = ""
     median: float | None = None
     lo: float | None = None     # min of round medians
@@ -300,6 +302,8 @@ def fmt_ratio(r) -> str:
 def status_cell(s: PeerSummary) -> str:
     if s.status == "skipped":
         return f"skipped: {s.note}"
+    if s.status == "n/a":
+        return f"n/a: {s.note}" if s.note else "n/a"
     if s.status == "failed":
         return f"failed: {s.note}"
     return ""
@@ -386,7 +390,9 @@ def render(results: dict, peers: list, meta: dict) -> str:
         if BASELINE in peers:
             row += [fmt_ratio(ratio(per_peer[BASELINE], per_peer[p])) for p in others]
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "↓ lower is better, ↑ higher is better.", ""]
+    lines += ["", "↓ lower is better, ↑ higher is better; n/a: the workload "
+              "is not run for that peer (see its section).", ""]
+    lines += jit_vs_eager_lines(results, peers)
 
     # one table per workload
     for name, per_peer in results.items():
@@ -407,12 +413,42 @@ def render(results: dict, peers: list, meta: dict) -> str:
             note = status_cell(s) or s.note
             lines.append(
                 f"| {p} | {fmt(s.median, wl.unit)} | {rng} | "
-                f"{s.rounds_ok}/{s.rounds} | {rr} | {note.replace('|', '/')} |")
+                f"{'—' if s.status == 'n/a' else f'{s.rounds_ok}/{s.rounds}'} | "
+                f"{rr} | {note.replace('|', '/')} |")
         cn = checksum_note(per_peer)
         if cn:
             lines += ["", cn]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def jit_vs_eager_lines(results: dict, peers: list) -> list:
+    """A table of eager/jit time per peer, for each jit workload whose eager
+    counterpart (Workload.eager_counterpart) is in the same report."""
+    pairs = [(name, W.get(name).eager_counterpart) for name in results
+             if W.get(name).eager_counterpart in results]
+    if not pairs:
+        return []
+    lines = ["## jit vs eager", "",
+             "The same computation eager and under jit, per peer, from the rows "
+             "above: speed-up = eager time / jit time (> 1: jit is faster).", "",
+             "| jit workload | eager workload | peer | eager | jit | speed-up |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for jit_name, eager_name in pairs:
+        wl = W.get(jit_name)
+
+        def cell(s):
+            return (f"{fmt(s.median, wl.unit)} {wl.unit_short}"
+                    if s.status == "ok" else s.status)
+
+        for p in peers:
+            e, j = results[eager_name].get(p), results[jit_name].get(p)
+            if (e is None or j is None or "n/a" in (e.status, j.status)
+                    or "ok" not in (e.status, j.status)):
+                continue
+            lines.append(f"| `{jit_name}` | `{eager_name}` | {p} | {cell(e)} | "
+                         f"{cell(j)} | {fmt_ratio(ratio(e, j))} |")
+    return lines + [""]
 
 
 # --------------------------------------------------------------------------
@@ -466,10 +502,11 @@ def main(argv=None) -> int:
     raw: dict = {}
     results: dict = {}
     for name in names:
+        wl = W.get(name)
         runs = {p: [] for p in peer_names}
         for r in range(args.rounds):
             for p in peer_names:
-                if p in missing:
+                if p in missing or p not in wl.peers:
                     continue
                 load1 = _load1()
                 max_load[0] = max(max_load[0], load1)
@@ -485,7 +522,9 @@ def main(argv=None) -> int:
         raw[name] = runs
         per_peer = {}
         for p in peer_names:
-            if p in missing:
+            if p not in wl.peers:
+                per_peer[p] = PeerSummary(p, "n/a", note=wl.na_note)
+            elif p in missing:
                 per_peer[p] = PeerSummary(
                     p, "skipped",
                     note=f"not installed ({display_path(peers[p].python)}"

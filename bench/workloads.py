@@ -12,6 +12,12 @@ deterministic NumPy arrays (see ``make_inputs_np``), and each peer reports a
 checksum of one result so the runner can flag a peer that computes something
 different.
 
+Most workloads are eager (no jit). The jit workloads (``jit_dispatch_3op*``,
+``trace_compile_mlp20``, ``axpy_5000_jit``) run on purenn and jax only, except
+``jit_dispatch_3op*``, where torch runs the same three ops eagerly as a
+reference (torch.compile is deliberately not used). A peer outside a
+workload's ``peers`` is not run and is shown as "n/a" in the report.
+
 Timing convention (implemented in bench/peers/_harness.py):
   * a workload is a ``body(n)`` that runs ``n`` iterations back to back and
     blocks (``block_until_ready``) at the end, so async dispatch cannot hide
@@ -19,7 +25,11 @@ Timing convention (implemented in bench/peers/_harness.py):
   * warm-up calls first (jit/compile caches, allocator, thread pools), then the
     inner count ``n`` is calibrated so one sample lasts about ``target_s``;
   * ``samples`` samples are taken with time.perf_counter and the GC disabled;
-    the process reports the median per-iteration time (converted to ``unit``).
+    the process reports the median per-iteration time (converted to ``unit``);
+  * ``inner`` > 0 fixes the inner count instead of calibrating it, and a
+    ``self_timed`` workload's ``body(n)`` returns the seconds it measured itself
+    (so per-iteration setup, such as clearing compilation caches, stays
+    outside the timed region).
 """
 
 from __future__ import annotations
@@ -30,7 +40,13 @@ from dataclasses import dataclass
 SMALL_N = 8          # eager_add_small*: two (8,) float32 vectors
 CHAIN_N = 1000       # eager_chain10: one (1000,) float32 vector
 MATMUL_N = 2048      # matmul_2048: (2048, 2048) @ (2048, 2048), float32
-AXPY_N = 5000        # axpy_5000: (5000, 5000) float32
+AXPY_N = 5000        # axpy_5000, axpy_5000_jit: (5000, 5000) float32
+MLP_DEPTH = 20       # trace_compile_mlp20: 20 layers h = tanh(h @ W + b)
+MLP_WIDTH = 128      #   of width 128
+MLP_BATCH = 32       #   on a (32, 128) batch
+
+ALL_PEERS = ("purenn", "jax", "torch")
+JIT_PEERS = ("purenn", "jax")
 
 # The ten elementwise ops of eager_chain10, in order, starting from y = x.
 # Every peer writes exactly this sequence out by hand (no interpretation loop,
@@ -59,6 +75,11 @@ class Workload:
     samples: int              # timed samples per process (per round)
     warmup: int               # warm-up iterations before calibration
     flops: float = 0.0        # per iteration, for GFLOP/s workloads
+    inner: int = 0            # > 0: fixed inner count (no calibration)
+    self_timed: bool = False  # body(n) returns the seconds it timed itself
+    peers: tuple = ALL_PEERS  # peers that implement it; the others are "n/a"
+    na_note: str = ""         # why the other peers are "n/a"
+    eager_counterpart: str = ""   # jit workload: the eager workload it mirrors
 
     @property
     def unit_short(self) -> str:
@@ -120,6 +141,48 @@ WORKLOADS: dict[str, Workload] = {
             unit="ms", higher_is_better=False,
             target_s=0.1, samples=7, warmup=2,
         ),
+        Workload(
+            "jit_dispatch_3op",
+            "dispatch of a jitted f(x, y) = sin(x) * y + 1.0 on two (8,) float32 "
+            "arrays (compiled during warm-up); N calls back to back, one "
+            "block_until_ready at the end; per call. torch: the same three ops "
+            "eagerly (no compilation), for reference only",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=200,
+        ),
+        Workload(
+            "jit_dispatch_3op_sync",
+            "same jitted f(x, y) = sin(x) * y + 1.0 on two (8,) float32 arrays, "
+            "block_until_ready after every call; per call. torch: the same three "
+            "ops eagerly (synchronous, no compilation), for reference only",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=200,
+        ),
+        Workload(
+            "trace_compile_mlp20",
+            f"trace + compile of a jitted {MLP_DEPTH}-layer MLP forward "
+            f"(h = tanh(h @ W + b), width {MLP_WIDTH}, batch {MLP_BATCH}, float32; "
+            "the weights are arguments, not constants): each sample makes a fresh "
+            "jitted function, clears the library's compilation caches (outside "
+            "timing) and times its first call including block_until_ready; "
+            "per trace+compile",
+            unit="ms", higher_is_better=False,
+            target_s=0.0, samples=5, warmup=2, inner=1, self_timed=True,
+            peers=JIT_PEERS,
+            na_note="no torch equivalent without torch.compile, which is not used",
+        ),
+        Workload(
+            "axpy_5000_jit",
+            "jit(lambda x: x*x + x*2.0) on a (5000, 5000) float32 array "
+            "(compiled during warm-up); per call. The jit counterpart of the "
+            "eager `axpy_5000`: compare the two rows",
+            unit="ms", higher_is_better=False,
+            target_s=0.1, samples=7, warmup=2,
+            peers=JIT_PEERS,
+            na_note="jit workload (torch.compile not used); torch's eager figure "
+                    "is in `axpy_5000`",
+            eager_counterpart="axpy_5000",
+        ),
     )
 }
 
@@ -151,6 +214,20 @@ def make_inputs_np(name: str):
         a = rng.standard_normal((MATMUL_N, MATMUL_N), dtype=np.float32)
         b = rng.standard_normal((MATMUL_N, MATMUL_N), dtype=np.float32)
         return (a, b)
-    if name == "axpy_5000":
+    if name in ("axpy_5000", "axpy_5000_jit"):
         return (rng.random((AXPY_N, AXPY_N), dtype=np.float32),)
+    if name in ("jit_dispatch_3op", "jit_dispatch_3op_sync"):
+        x = (np.arange(SMALL_N, dtype=np.float32) / np.float32(SMALL_N))
+        y = np.linspace(0.5, 1.5, SMALL_N, dtype=np.float32)
+        return (x, y)
+    if name == "trace_compile_mlp20":
+        # x, then W_0, b_0, ..., W_19, b_19; W scaled so tanh does not saturate.
+        x = rng.standard_normal((MLP_BATCH, MLP_WIDTH), dtype=np.float32)
+        params = []
+        scale = np.float32(1.0 / np.sqrt(MLP_WIDTH))
+        for _ in range(MLP_DEPTH):
+            w = rng.standard_normal((MLP_WIDTH, MLP_WIDTH), dtype=np.float32) * scale
+            b = rng.standard_normal((MLP_WIDTH,), dtype=np.float32) * np.float32(0.1)
+            params += [w, b]
+        return (x, *params)
     raise KeyError(name)

@@ -24,7 +24,9 @@ def clear_caches():
     """Drop every compiled executable (eager and jit caches) and cached constants."""
     from .runtime import clear_executable_cache
     from . import array as _array
+    from .api import clear_jit_caches
     clear_executable_cache()
+    clear_jit_caches()
     _array._scalar_cache.clear()
 
 

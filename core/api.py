@@ -18,6 +18,7 @@ import contextlib
 import functools
 import inspect
 import warnings
+import weakref
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from .ir import ClosedJaxpr, Jaxpr
 from .ir import intern as intern_jaxpr, Var
 from .runtime import executable as _executable
 from .trace import EvalTrace, Primitive, Tracer, current_trace
+from .trace import _state as _trace_state
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "disable_jit", "named_call", "xla_computation"]
@@ -152,6 +154,18 @@ def _describe_signature(avals, names):
 
 # ----- jit ----------------------------------------------------------------------------------------
 
+_live_jit_functions = weakref.WeakSet()
+_flags = config.__dict__
+
+
+def clear_jit_caches():
+    """Forget every jitted function's traces and fast-path executables (`core.clear_caches`)."""
+    for f in list(_live_jit_functions):
+        f._cache.clear()
+        if f._fast is not None:
+            f._fast.clear()
+
+
 class _JitFunction:
     """The callable that `jit` returns. It owns its trace cache (bounded, LRU), so a jitted
     closure made in a loop does not grow any global cache without bound."""
@@ -176,6 +190,10 @@ class _JitFunction:
         self.device = device
         self.backend = backend
         self._cache = collections.OrderedDict()
+        # the fast path's executables; only for plain signatures (no static, donated or placed args)
+        self._fast = None if (self.static_argnums or self.static_argnames or self.donate_argnums
+                              or device is not None) else {}
+        _live_jit_functions.add(self)
         self._max_cached = max_cached
         self._last_signature = None
         self._warned = False
@@ -326,12 +344,29 @@ class _JitFunction:
 
     # -- calling --------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        # Fast path: flat, uncommitted Array arguments called eagerly, a signature seen before. It
+        # goes straight to the executable (no flattening, no primitive dispatch).
+        if not kwargs and self._fast is not None and _trace_state.trace.__class__ is EvalTrace \
+                and not _flags["check_outputs"] and not _flags["disable_jit"]:
+            avals = []
+            for a in args:
+                if type(a) is not Array or a._device is not None:
+                    break
+                avals.append(a.aval)
+            else:
+                entry = self._fast.get((tuple(avals), config.trace_key()))
+                if entry is not None:
+                    exe, const_bufs, out_avals, out_tree = entry
+                    outs = exe([*const_bufs, *[a._buf for a in args]])
+                    return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
         # The body is inline (no helper call) because this is jit's dispatch path; the `try` is
         # free until an error leaves it, when purenn's frames are cut from its traceback (F12).
         try:
             if config.disable_jit:
                 return self.fun(*args, **kwargs)
             (closed, program, consts, out_tree), flat = self._lookup(args, kwargs)
+            if self._fast is not None and not kwargs:
+                self._remember_fast(args, program, consts, out_tree)
             if self.device is not None:
                 consts, flat = device_put(list(consts), self.device), device_put(flat, self.device)
             if self.donate_argnums:
@@ -343,6 +378,20 @@ class _JitFunction:
         except Exception as e:
             traceback_util.filter_exception(e)
             raise
+
+    def _remember_fast(self, args, program, consts, out_tree):
+        """Keep the executable of this signature for the fast path, when it qualifies."""
+        if _trace_state.trace.__class__ is not EvalTrace or _flags["check_outputs"]:
+            return
+        values = list(consts) + list(args)
+        if any(type(v) is not Array or v._device is not None for v in values):
+            return
+        exe, out_avals = dispatch.executable_for(jit_p, tuple(v.aval for v in values),
+                                                 {"name": self._name_param, "jaxpr": program})
+        key = (tuple(a.aval for a in args), config.trace_key())
+        self._fast[key] = (exe, [c._buf for c in consts], out_avals, out_tree)
+        if len(self._fast) > self._max_cached:
+            self._fast.pop(next(iter(self._fast)))
 
     def _donated_invars(self, args, consts, flat):
         """A bool per program input: the Array leaves of the arguments in `donate_argnums`.

@@ -61,6 +61,16 @@ def apply_primitive(prim, args, params):
     return result
 
 
+def executable_for(prim, avals, params, device=None):
+    """The cached `(executable, out_avals)` that applying `prim` to `avals` runs (compiled on a miss)."""
+    key = (prim, tuple(avals), tuple(params.items()), device)
+    entry = eager_cache.get(key)
+    if entry is None:
+        entry = _compile_primitive(prim, key[1], params, device)
+        eager_cache.put(key, entry)
+    return entry
+
+
 def _compile_primitive(prim, avals, params, device):
     out = prim.abstract_eval(*avals, **params)
     out_avals = tuple(out) if prim.multiple_results else (out,)

@@ -38,11 +38,11 @@ class Literal:
         self.aval = aval
 
     def __repr__(self):
-        v = np.asarray(self.val).item()
-        if isinstance(v, float):
-            text = repr(v)
-        else:
-            text = str(v)
+        # the value printed in its own dtype's shortest form: 0.1 for float32 0.1, not 0.10000000149
+        value = np.asarray(self.val).astype(self.aval.dtype)[()]
+        text = str(value.item() if value.dtype.kind in "biu" else value)
+        if value.dtype.kind == "f" and not any(c in text for c in ".einf"):
+            text += ".0"
         return f"{text}:{self.aval.str_short()}"
 
 

@@ -22,7 +22,10 @@ class Primitive:
         self.abstract_eval = None
 
     def bind(self, *args, **params):
-        return _state.trace.process_primitive(self, args, params)
+        trace = _state.trace
+        if trace.__class__ is EvalTrace:  # the eager hot path skips one call
+            return _apply_primitive(self, args, params)
+        return trace.process_primitive(self, args, params)
 
     def def_abstract_eval(self, rule):
         self.abstract_eval = rule

@@ -3,7 +3,9 @@
 A peer script calls ``main(peer, build, versions)`` where
 
 * ``build(workload_name)`` imports its library, builds the inputs and returns
-  ``(body, result)``: ``body(n)`` runs ``n`` iterations and blocks at the end;
+  ``(body, result)``: ``body(n)`` runs ``n`` iterations and blocks at the end
+  (for a ``self_timed`` workload it also returns the seconds it timed itself,
+  leaving per-iteration setup out);
   ``result()`` computes one iteration and returns it as something
   ``numpy.asarray`` accepts (used only for the checksum, outside timing);
 * ``versions()`` returns a ``{library: version}`` dict.
@@ -34,10 +36,16 @@ if _BENCH_DIR not in sys.path:
 import workloads as W  # noqa: E402  (bench/workloads.py)
 
 
-def _timed(body, n: int) -> float:
+def _timed(body, n: int, self_timed: bool = False) -> float:
     t0 = time.perf_counter()
-    body(n)
-    return time.perf_counter() - t0
+    ret = body(n)
+    t = time.perf_counter() - t0
+    if self_timed:
+        if not isinstance(ret, float):
+            raise TypeError("a self_timed workload's body(n) must return the "
+                            f"seconds it measured, got {type(ret).__name__}")
+        return ret
+    return t
 
 
 def measure(body, wl: "W.Workload", samples: int | None = None,
@@ -45,18 +53,22 @@ def measure(body, wl: "W.Workload", samples: int | None = None,
     """Warm up, calibrate the inner count, return (inner, [sec/iter, ...])."""
     samples = wl.samples if samples is None else samples
     target_s = wl.target_s if target_s is None else target_s
+    self_timed = wl.self_timed
 
     # Warm-up: compile caches, allocator, thread pools. Outside timing.
     body(max(1, wl.warmup))
 
-    # Calibrate n so that one sample lasts about target_s.
-    n = 1
-    while True:
-        t = _timed(body, n)
-        if t >= target_s / 4 or n >= max_inner:
-            break
-        n = min(max_inner, n * 4)
-    inner = max(1, min(max_inner, int(round(n * target_s / max(t, 1e-9)))))
+    if wl.inner > 0:
+        inner = wl.inner
+    else:
+        # Calibrate n so that one sample lasts about target_s.
+        n = 1
+        while True:
+            t = _timed(body, n, self_timed)
+            if t >= target_s / 4 or n >= max_inner:
+                break
+            n = min(max_inner, n * 4)
+        inner = max(1, min(max_inner, int(round(n * target_s / max(t, 1e-9)))))
 
     per_iter = []
     gc_was_enabled = gc.isenabled()
@@ -65,7 +77,7 @@ def measure(body, wl: "W.Workload", samples: int | None = None,
             gc.collect()
             gc.disable()
             try:
-                per_iter.append(_timed(body, inner) / inner)
+                per_iter.append(_timed(body, inner, self_timed) / inner)
             finally:
                 if gc_was_enabled:
                     gc.enable()
@@ -115,6 +127,10 @@ def main(peer: str, build, versions, argv=None) -> int:
 
     stage = "import/setup"
     try:
+        if peer not in wl.peers:
+            raise NotImplementedError(
+                f"{args.workload} is not run for {peer}: "
+                f"{wl.na_note or 'not applicable'}")
         body, result = build(args.workload)
         stage = "run"
         inner, per_iter = measure(body, wl, args.samples, args.target_s)

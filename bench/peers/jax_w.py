@@ -1,4 +1,5 @@
-"""jax oracle peer: eager jax.numpy (no jit). Run with bench/.venv-jax/bin/python.
+"""jax oracle peer: eager jax.numpy, and jax.jit for the jit workloads.
+Run with bench/.venv-jax/bin/python.
 
     bench/.venv-jax/bin/python bench/peers/jax_w.py WORKLOAD
 """
@@ -92,6 +93,88 @@ def build(name):
             z.block_until_ready()
 
         return body, lambda: f(x)
+
+    if name == "axpy_5000_jit":
+        import jax
+
+        x = jnp.asarray(inputs[0])
+        f_jit = jax.jit(lambda x: x * x + x * 2.0)
+
+        def body(n):
+            for _ in range(n):
+                z = f_jit(x)
+            z.block_until_ready()
+
+        return body, lambda: f_jit(x)
+
+    if name in ("jit_dispatch_3op", "jit_dispatch_3op_sync"):
+        import jax
+
+        x = jnp.asarray(inputs[0])
+        y = jnp.asarray(inputs[1])
+        f3 = jax.jit(lambda x, y: jnp.sin(x) * y + 1.0)
+
+        if name == "jit_dispatch_3op":
+            def body(n):
+                z = x
+                for _ in range(n):
+                    z = f3(x, y)
+                z.block_until_ready()
+        else:
+            def body(n):
+                for _ in range(n):
+                    f3(x, y).block_until_ready()
+
+        return body, lambda: f3(x, y)
+
+    if name == "trace_compile_mlp20":
+        import time
+
+        import jax
+        import jax.monitoring
+
+        # No persistent (on-disk) compilation cache, whatever the environment says.
+        jax.config.update("jax_enable_compilation_cache", False)
+        x = jnp.asarray(inputs[0])
+        params = [(jnp.asarray(w), jnp.asarray(b))
+                  for w, b in zip(inputs[1::2], inputs[2::2])]
+        jax.block_until_ready((x, params))
+
+        compiles = [0]
+
+        def on_event(event, duration, **kwargs):
+            if event == "/jax/core/compile/backend_compile_duration":
+                compiles[0] += 1
+
+        jax.monitoring.register_event_duration_secs_listener(on_event)
+
+        def make_mlp():
+            # A new function object every time: nothing keyed on it can hit.
+            def mlp(params, x):
+                h = x
+                for w, b in params:
+                    h = jnp.tanh(jnp.matmul(h, w) + b)
+                return h
+            return jax.jit(mlp)
+
+        def body(n):
+            total = 0.0
+            for _ in range(n):
+                # Drop every in-memory tracing/lowering/compilation cache
+                # (outside timing), as purenn's peer does with core.clear_caches().
+                jax.clear_caches()
+                f = make_mlp()
+                before = compiles[0]
+                t0 = time.perf_counter()
+                out = f(params, x)
+                out.block_until_ready()
+                total += time.perf_counter() - t0
+                if compiles[0] == before:
+                    raise RuntimeError("trace_compile_mlp20: the call did not "
+                                       "compile (executable cache hit)")
+            return total
+
+        return body, lambda: make_mlp()(params, x)
 
     raise KeyError(name)
 

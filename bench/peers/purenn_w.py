@@ -1,4 +1,4 @@
-"""purenn peer: eager ``core.numpy`` through its public API only.
+"""purenn peer: ``core.numpy`` (eager) and ``core.jit``, through the public API only.
 
 Run with the framework's own interpreter; the repository root is put on
 sys.path here (the runner also sets PYTHONPATH):
@@ -121,6 +121,73 @@ def build(name):
             z.block_until_ready()
 
         return body, lambda: f(x)
+
+    if name == "axpy_5000_jit":
+        x = jnp.asarray(inputs[0])
+        f_jit = core.jit(lambda x: x * x + x * 2.0)
+
+        def body(n):
+            for _ in range(n):
+                z = f_jit(x)
+            z.block_until_ready()
+
+        return body, lambda: f_jit(x)
+
+    if name in ("jit_dispatch_3op", "jit_dispatch_3op_sync"):
+        x = jnp.asarray(inputs[0])
+        y = jnp.asarray(inputs[1])
+        f3 = core.jit(lambda x, y: jnp.sin(x) * y + 1.0)
+
+        if name == "jit_dispatch_3op":
+            def body(n):
+                z = x
+                for _ in range(n):
+                    z = f3(x, y)
+                z.block_until_ready()
+        else:
+            def body(n):
+                for _ in range(n):
+                    f3(x, y).block_until_ready()
+
+        return body, lambda: f3(x, y)
+
+    if name == "trace_compile_mlp20":
+        import time
+
+        x = jnp.asarray(inputs[0])
+        params = [(jnp.asarray(w), jnp.asarray(b))
+                  for w, b in zip(inputs[1::2], inputs[2::2])]
+        for a in (x, *[t for p in params for t in p]):
+            a.block_until_ready()
+
+        def make_mlp():
+            # A new function object every time: nothing keyed on it can hit.
+            def mlp(params, x):
+                h = x
+                for w, b in params:
+                    h = jnp.tanh(jnp.matmul(h, w) + b)
+                return h
+            return core.jit(mlp)
+
+        def body(n):
+            total = 0.0
+            for _ in range(n):
+                # purenn interns structurally equal programs, so a fresh
+                # function alone would reuse the executable: drop the
+                # executable caches (outside timing) to force a compile.
+                core.clear_caches()
+                f = make_mlp()
+                t0 = time.perf_counter()
+                out = f(params, x)
+                out.block_until_ready()
+                total += time.perf_counter() - t0
+                misses = core.cache_info()["eager"]["misses"]
+                if misses < 1:
+                    raise RuntimeError("trace_compile_mlp20: the call did not "
+                                       "compile (executable cache hit)")
+            return total
+
+        return body, lambda: make_mlp()(params, x)
 
     raise KeyError(name)
 

@@ -6,6 +6,11 @@ torch on CPU is synchronous, so there is nothing to block on; the *_sync
 variant is therefore the same loop as the plain one. Gradients are disabled
 (torch.inference_mode) so autograd bookkeeping is not part of the timing,
 matching jax/purenn where eager ops record nothing.
+
+Jit workloads: torch.compile is deliberately not used. ``jit_dispatch_3op*``
+run the same three ops eagerly, as a reference for the per-call cost only;
+``trace_compile_mlp20`` and ``axpy_5000_jit`` are not run for torch ("n/a",
+see workloads.py).
 """
 
 from __future__ import annotations
@@ -91,6 +96,22 @@ def build(name):
             return z
 
         return body, lambda: f(x).numpy()
+
+    if name in ("jit_dispatch_3op", "jit_dispatch_3op_sync"):
+        # Eager: three op dispatches per call, no compilation (reference only).
+        x = torch.from_numpy(inputs[0])
+        y = torch.from_numpy(inputs[1])
+
+        def f3(x, y):
+            return torch.sin(x) * y + 1.0
+
+        def body(n):
+            z = x
+            for _ in range(n):
+                z = f3(x, y)
+            return z
+
+        return body, lambda: f3(x, y).numpy()
 
     raise KeyError(name)
 

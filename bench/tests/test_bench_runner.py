@@ -170,3 +170,127 @@ def test_workload_units():
     assert mm.from_seconds(1.0) == pytest.approx(2 * 2048 ** 3 / 1e9)
     with pytest.raises(KeyError):
         W.get("nope")
+
+
+# ---- jit workloads: peers that do not apply, self-timed bodies, jit vs eager
+
+def test_jit_workloads_registered():
+    for name in ("jit_dispatch_3op", "jit_dispatch_3op_sync"):
+        wl = W.get(name)
+        assert wl.unit == "us" and not wl.higher_is_better
+        assert wl.peers == ("purenn", "jax", "torch")
+    tc = W.get("trace_compile_mlp20")
+    assert tc.unit == "ms" and tc.self_timed and tc.inner == 1
+    assert tc.peers == ("purenn", "jax") and tc.na_note
+    ax = W.get("axpy_5000_jit")
+    assert ax.peers == ("purenn", "jax") and ax.eager_counterpart == "axpy_5000"
+    assert ax.from_seconds(0.05) == pytest.approx(50.0)
+
+
+def test_jit_workload_inputs():
+    np = pytest.importorskip("numpy")
+    x, y = W.make_inputs_np("jit_dispatch_3op")
+    assert x.shape == y.shape == (W.SMALL_N,) and x.dtype == np.float32
+    mlp = W.make_inputs_np("trace_compile_mlp20")
+    assert len(mlp) == 1 + 2 * W.MLP_DEPTH
+    assert mlp[0].shape == (W.MLP_BATCH, W.MLP_WIDTH)
+    assert mlp[1].shape == (W.MLP_WIDTH, W.MLP_WIDTH) and mlp[2].shape == (W.MLP_WIDTH,)
+    assert all(a.dtype == np.float32 for a in mlp)
+    a = W.make_inputs_np("axpy_5000_jit")[0]
+    assert a.shape == (W.AXPY_N, W.AXPY_N)
+
+
+def _harness():
+    sys.path.insert(0, os.path.join(BENCH_DIR, "peers"))
+    import _harness
+    return _harness
+
+
+def test_harness_self_timed_fixed_inner():
+    h = _harness()
+    calls = []
+
+    def body(n):
+        calls.append(n)
+        return 0.25 * n  # the seconds "measured" inside, whatever the wall time
+
+    wl = W.Workload("t", "t", unit="ms", higher_is_better=False, target_s=10.0,
+                    samples=3, warmup=2, inner=1, self_timed=True)
+    inner, per_iter = h.measure(body, wl)
+    assert inner == 1 and per_iter == [0.25, 0.25, 0.25]
+    assert calls == [2, 1, 1, 1]  # warm-up, then the samples; no calibration
+
+    with pytest.raises(TypeError):
+        h.measure(lambda n: None, wl)
+
+
+def test_harness_reports_not_applicable_peer(capsys):
+    h = _harness()
+
+    def build(name):
+        raise AssertionError("build must not be called for a n/a peer")
+
+    rc = h.main("torch", build, lambda: {}, ["trace_compile_mlp20"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert rc == 1 and not out["ok"]
+    assert "not run for torch" in out["error"]
+
+
+def test_main_na_peer_not_run_and_jit_vs_eager(tmp_path, monkeypatch):
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "fake_peer.py"
+    fake.write_text(textwrap.dedent(f"""
+        import json, sys
+        with open({str(log)!r}, "a") as f:
+            f.write(sys.argv[0] + " " + sys.argv[1] + "\\n")
+        value = 50.0 if sys.argv[1].endswith("_jit") else 100.0
+        print(json.dumps({{"ok": True, "value": value, "checksum": 8.0}}))
+    """))
+    peers = {p: run.Peer(p, sys.executable, str(fake)) for p in run.PEER_ORDER}
+    peers["torch"] = run.Peer("torch", sys.executable, str(tmp_path / "torch_fake.py"))
+    (tmp_path / "torch_fake.py").write_text(fake.read_text())
+    monkeypatch.setattr(run, "default_peers", lambda: peers)
+    out = tmp_path / "R.md"
+    rc = run.main(["--rounds", "2", "--only", "axpy_5000", "axpy_5000_jit",
+                   "trace_compile_mlp20", "--out", str(out)])
+    assert rc == 0
+    calls = log.read_text().splitlines()
+    torch_calls = [c for c in calls if "torch_fake" in c]
+    assert sorted(torch_calls) == [f"{tmp_path / 'torch_fake.py'} axpy_5000"] * 2
+    assert len(calls) == 2 * 2 + 2 * 2 + 2 * 3  # jit: purenn+jax; eager: all 3
+    text = out.read_text()
+    assert "n/a: no torch equivalent" in text
+    summary = text.split("## Summary")[1].split("\n## ")[0]
+    assert "| `trace_compile_mlp20` | ms ↓ | 100.0 | 100.0 | n/a | 1.00× | — |" in summary
+    jve = text.split("## jit vs eager")[1].split("\n## ")[0]
+    assert "| `axpy_5000_jit` | `axpy_5000` | purenn | 100.0 ms | 50.00 ms | 2.00× |" in jve
+    assert "| jax |" in jve and "torch" not in jve
+
+
+def test_no_jit_vs_eager_section_without_both_rows(tmp_path, monkeypatch):
+    fake = tmp_path / "fake_peer.py"
+    fake.write_text('import json; print(json.dumps({"ok": True, "value": 1.0}))\n')
+    peers = {p: run.Peer(p, sys.executable, str(fake)) for p in run.PEER_ORDER}
+    monkeypatch.setattr(run, "default_peers", lambda: peers)
+    out = tmp_path / "R.md"
+    assert run.main(["--rounds", "1", "--only", "axpy_5000_jit", "--out", str(out)]) == 0
+    assert "jit vs eager" not in out.read_text()
+
+
+def test_render_na_row():
+    meta = {
+        "command": "c", "cwd": "/repo", "date": "d", "duration_s": 1.0,
+        "machine": {"nproc": 2, "cpu": "CPU", "os": "Linux", "python": "3.11"},
+        "load_before": "0", "load_after": "0", "git": "abc", "rounds": 1,
+        "interpreters": {},
+    }
+    results = {"trace_compile_mlp20": {
+        "purenn": run.PeerSummary("purenn", "ok", median=90.0, lo=90.0, hi=90.0,
+                                  rounds=1, rounds_ok=1),
+        "jax": run.PeerSummary("jax", "ok", median=100.0, lo=100.0, hi=100.0,
+                               rounds=1, rounds_ok=1),
+        "torch": run.PeerSummary("torch", "n/a", note="no torch equivalent"),
+    }}
+    text = run.render(results, ["purenn", "jax", "torch"], meta)
+    assert "| torch | — | — | — | — | n/a: no torch equivalent |" in text
+    assert "| 90.00 | 100.0 | n/a | 0.90× | — |" in text
