@@ -354,10 +354,12 @@ class _JitFunction:
                     break
                 avals.append(a.aval)
             else:
-                entry = self._fast.get((tuple(avals), config.trace_key()))
+                entry = self._fast.get((tuple(avals), config._trace_key or config.trace_key()))
                 if entry is not None:
-                    exe, const_bufs, out_avals, out_tree = entry
-                    outs = exe([*const_bufs, *[a._buf for a in args]])
+                    execute, handlers, const_bufs, out_avals, out_tree = entry
+                    outs = execute([*const_bufs, *[a._buf for a in args]]).consume_with_handlers(handlers)
+                    if out_tree is None:  # a single array output
+                        return Array(outs[0], out_avals[0])
                     return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
         # The body is inline (no helper call) because this is jit's dispatch path; the `try` is
         # free until an error leaves it, when purenn's frames are cut from its traceback (F12).
@@ -389,7 +391,9 @@ class _JitFunction:
         exe, out_avals = dispatch.executable_for(jit_p, tuple(v.aval for v in values),
                                                  {"name": self._name_param, "jaxpr": program})
         key = (tuple(a.aval for a in args), config.trace_key())
-        self._fast[key] = (exe, [c._buf for c in consts], out_avals, out_tree)
+        single = out_tree == tree_flatten(0)[1]
+        self._fast[key] = (exe.loaded.execute_sharded, exe.handlers, [c._buf for c in consts], out_avals,
+                           None if single else out_tree)
         if len(self._fast) > self._max_cached:
             self._fast.pop(next(iter(self._fast)))
 
