@@ -36,3 +36,28 @@ def x64():
         yield
     finally:
         core.config.update("enable_x64", False)
+
+
+# ----- the numpy test files under jit (tests/jit_harness.py) ------------------------------------
+# With PURENN_TEST_UNDER_JIT=1 every test of the numpy test files calls core.numpy, linalg, fft,
+# scipy.special and Array indexing through core.jit; tests marked `eager_only` (they check
+# behaviour that only exists eagerly) are skipped then. tests/test_numpy_under_jit.py runs this.
+
+@pytest.fixture(autouse=True)
+def _numpy_under_jit(request):
+    import jit_harness  # tests/ is on sys.path (pytest's rootdir-relative conftest import)
+    if not jit_harness.enabled() or not jit_harness.is_numpy_test_file(request.node.path):
+        yield
+        return
+    if request.node.get_closest_marker("eager_only") is not None:
+        pytest.skip("eager_only: not run under PURENN_TEST_UNDER_JIT")
+    jit_harness.install(request.getfixturevalue("monkeypatch"), request.module)
+    yield
+
+
+def pytest_terminal_summary(terminalreporter):
+    import jit_harness
+    if jit_harness.enabled() and jit_harness.STATS:
+        terminalreporter.section("numpy under jit")
+        for line in jit_harness.summary():
+            terminalreporter.write_line(line)

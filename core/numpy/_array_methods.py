@@ -111,6 +111,15 @@ def install(cls):
     cls.at = property(_at)
 
 
+def _tracer_iter(self):
+    # Without __iter__, Python would iterate through __getitem__ until an IndexError, which never
+    # comes: out-of-bounds reads clamp. Iterating unstacks the leading axis, as for an Array.
+    if not self.shape:
+        raise TypeError("iteration over a 0-d array")
+    return (self[i] for i in range(self.shape[0]))
+
+
 def install_all():
     install(Array)
     install(Tracer)
+    Tracer.__iter__ = _tracer_iter

@@ -105,7 +105,9 @@ def asarray(a, dtype=None, order=None, copy=None):
 
 
 def _put(x, device):
-    if device is None:
+    # Under a transformation the value is part of a traced program: where it lives is decided
+    # where the program runs (as jnp.zeros(..., device=d) inside jax.jit).
+    if device is None or isinstance(x, Tracer):
         return x
     from ..array import device_put
     return device_put(x, device)

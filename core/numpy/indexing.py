@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, errors
 from .. import lax
 from ..array import Array
 from ..lax import slicing
@@ -45,6 +45,16 @@ def _concrete(x, what):
     """The NumPy value of `x`; a tracer raises NonConcreteBooleanIndexError."""
     if isinstance(x, Tracer):
         raise _non_concrete_error(what, x.aval)
+    return np.asarray(x)
+
+
+def _concrete_for_raise(x, fun_name, what):
+    """The NumPy value of `x` for mode='raise' range checks; a tracer raises a
+    ConcretizationTypeError that points to the modes that need no check."""
+    if isinstance(x, Tracer):
+        raise errors.ConcretizationTypeError(
+            f"jnp.{fun_name} with mode='raise' checks the values of {what}, which are not known under a "
+            f"transformation (got a traced value {x.aval}). Use mode='wrap' or mode='clip' instead.")
     return np.asarray(x)
 
 
@@ -829,7 +839,7 @@ def choose(a, choices, out=None, mode="raise"):
     if n == 0:
         raise ValueError("choose: choices must be a non-empty sequence of arrays")
     if mode == "raise":
-        concrete = _concrete(idx, "The index of jnp.choose with mode='raise'")
+        concrete = _concrete_for_raise(idx, "choose", "the index array")
         if concrete.size and (concrete.min() < 0 or concrete.max() >= n):
             raise ValueError("invalid entry in choice array")
     elif mode == "wrap":
@@ -986,7 +996,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     fixed = []
     for c, d in zip(coords, dims, strict=True):
         if mode == "raise":
-            v = _concrete(c, "The coordinates of jnp.ravel_multi_index with mode='raise'")
+            v = _concrete_for_raise(c, "ravel_multi_index", "the coordinates")
             if v.size and (v.min() < 0 or v.max() >= d):
                 raise ValueError("invalid entry in coordinates array")
         elif mode == "wrap":

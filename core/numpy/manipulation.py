@@ -42,7 +42,11 @@ def _concrete_ints(x, fun_name, what):
 
 # ----- reshaping -------------------------------------------------------------------------------
 
-def _shape_arg(shape):
+def _shape_arg(shape, fun_name="reshape", what="shape"):
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    for d in dims:
+        if isinstance(d, Tracer):  # shapes are static: say so, rather than fail in __index__
+            _concrete_ints(d, fun_name, what)
     if isinstance(shape, (int, np.integer)) or (hasattr(shape, "ndim") and shape.ndim == 0):
         return (operator.index(shape),)
     return tuple(operator.index(d) for d in shape)
@@ -238,7 +242,7 @@ def broadcast_to(array, shape):
     Example: `jnp.broadcast_to(jnp.arange(3), (2, 3))`.
     """
     a = _arr("broadcast_to", array)
-    shape = _shape_arg(shape)
+    shape = _shape_arg(shape, "broadcast_to")
     if a.shape == shape:
         return a
     if len(shape) < a.ndim:
@@ -516,7 +520,8 @@ def _repeat_uniform(a, r, axis):
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     """Repeat each element of `a` (flattened when `axis` is None) `repeats` times; `repeats` is an
     int or a concrete array with one count per element. With `total_repeat_length`, the result is
-    cut or padded (by repeating the last element) to that length, as in JAX.
+    cut or padded (by repeating the last element) to that length, as in JAX; `repeats` may then
+    be traced (under jit).
 
     Example: `jnp.repeat(jnp.array([1, 2]), [1, 3])` is `[1, 2, 2, 2]`.
     """
@@ -525,6 +530,11 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         a = ravel(a)
         axis = 0
     axis = canonicalize_axis(axis, a.ndim, "repeat")
+    if isinstance(repeats, Tracer) and total_repeat_length is not None:
+        return _repeat_traced(a, repeats, axis, operator.index(total_repeat_length))
+    if isinstance(repeats, Tracer):
+        raise TypeError("repeat: repeats must be concrete (it determines the result's shape), got a traced value. "
+                        "Pass Python ints or a NumPy array, or a static total_repeat_length= (as in JAX).")
     reps = _concrete_ints(repeats, "repeat", "repeats")
     if reps.ndim > 1:
         raise ValueError(f"repeat: repeats must be an int or a 1-d array, got shape {reps.shape}")
@@ -552,18 +562,42 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         cur = out.shape[axis]
         if total <= cur:
             out = lax.slice_in_dim(out, 0, total, axis=axis)
-        elif cur == 0:
+        elif n == 0:
             raise ValueError("repeat: total_repeat_length exceeds an empty result")
         else:
-            last = lax.slice_in_dim(out, cur - 1, cur, axis=axis)
+            # JAX pads with the last element of `a` (even when its count is 0), traced or not
+            last = lax.slice_in_dim(a, n - 1, n, axis=axis)
             out = lax.concatenate([out, _repeat_uniform(last, total - cur, axis)], axis)
     return out
+
+
+def _repeat_traced(a, repeats, axis, total):
+    """`repeat` with traced counts and a static result length `total` (JAX's method): mark where
+    each element's block starts, and a running count of the marks is the gather index of each
+    output position. A shorter result is cut; a longer one repeats the last element."""
+    from .indexing import take
+    n = a.shape[axis]
+    reps = asarray_operand(repeats)
+    if reps.ndim > 1 or (reps.ndim == 1 and reps.shape[0] not in (1, n)):
+        raise ValueError(f"repeat: repeats must be an int or a 1-d array of {n} counts, got shape {reps.shape}")
+    if total == 0:
+        return lax.slice_in_dim(a, 0, 0, axis=axis)
+    if n == 0:
+        raise ValueError("repeat: total_repeat_length exceeds an empty result")
+    reps = lax.convert_element_type(reps, np.int32)
+    if reps.ndim == 1 and n != 1 and reps.shape[0] == 1:
+        reps = lax.reshape(reps, ())
+    if reps.ndim == 0:
+        reps = lax.broadcast_in_dim(reps, (n,), ())
+    starts = lax.sub(lax.cumsum(reps), reps)
+    marks = lax.full((total,), 0, np.int32).at[starts].add(1)  # starts past the end are dropped
+    return take(a, lax.sub(lax.cumsum(marks), lax.full((total,), 1, np.int32)), axis=axis)
 
 
 def resize(a, new_shape):
     """`a` flattened, repeated cyclically to fill `new_shape`. Example: `jnp.resize(jnp.arange(3), 5)` is `[0, 1, 2, 0, 1]`."""
     a = _arr("resize", a)
-    new_shape = _shape_arg(new_shape)
+    new_shape = _shape_arg(new_shape, "resize", "new_shape")
     if any(d < 0 for d in new_shape):
         raise ValueError("all elements of `new_shape` must be non-negative")
     size = math.prod(new_shape)

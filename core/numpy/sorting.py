@@ -420,9 +420,10 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
             else:
                 lo, hi = _min(a), _max(a)
         else:
-            lo, hi = (_convert(asarray_operand(r), float_dtype) for r in range)
-            if _builtin_gt_concrete(lo, hi):
+            # checked on the values as given: converted, even constants become tracers under jit
+            if _builtin_gt_concrete(*range):
                 raise ValueError("histogram: max must be larger than min in range parameter.")
+            lo, hi = (_convert(asarray_operand(r), float_dtype) for r in range)
         same = lax.eq(lo, hi)
         half = _full((), 0.5, float_dtype)
         lo = _where(same, lax.sub(lo, half), lo)
