@@ -15,8 +15,27 @@ different.
 Most workloads are eager (no jit). The jit workloads (``jit_dispatch_3op*``,
 ``trace_compile_mlp20``, ``axpy_5000_jit``) run on purenn and jax only, except
 ``jit_dispatch_3op*``, where torch runs the same three ops eagerly as a
-reference (torch.compile is deliberately not used). A peer outside a
-workload's ``peers`` is not run and is shown as "n/a" in the report.
+reference (torch.compile is deliberately not used). The differentiation
+workloads (``grad_mlp_*``, ``newton_step_jit``) run on purenn and jax only:
+they compare ``core.grad``/``core.jacfwd``/``core.jacrev`` with jax's. A peer
+outside a workload's ``peers`` is not run and is shown as "n/a" in the report.
+
+The MLP loss of the ``grad_mlp_*`` workloads, written out the same way by each
+peer (no library loss function)::
+
+    h = maximum(x @ W1 + b1, 0);  logits = h @ W2 + b2
+    m = max(logits, axis=1, keepdims=True)
+    lse = log(sum(exp(logits - m), axis=1)) + m[:, 0]
+    onehot = (y[:, None] == arange(10)).astype(float32)
+    loss = mean(lse - sum(onehot * logits, axis=1))
+
+and the gradient is taken with respect to the params dict
+``{"W1", "b1", "W2", "b2"}``. The checksum is over the four gradients.
+
+The ``newton_step_jit`` objective, with A (64, 16) and x (16,)::
+
+    f(x, A) = sum(log(1 + exp(A @ x))) + 0.5 * sum(x * x)
+    step(x, A) = x - solve(jacfwd(jacrev(f))(x, A), grad(f)(x, A))
 
 Timing convention (implemented in bench/peers/_harness.py):
   * a workload is a ``body(n)`` that runs ``n`` iterations back to back and
@@ -44,6 +63,12 @@ AXPY_N = 5000        # axpy_5000, axpy_5000_jit: (5000, 5000) float32
 MLP_DEPTH = 20       # trace_compile_mlp20: 20 layers h = tanh(h @ W + b)
 MLP_WIDTH = 128      #   of width 128
 MLP_BATCH = 32       #   on a (32, 128) batch
+GRAD_IN = 784        # grad_mlp_*: x (128, 784) -> relu(x @ W1 + b1) (256) -> logits (10)
+GRAD_HIDDEN = 256
+GRAD_CLASSES = 10
+GRAD_BATCH = 128
+NEWTON_M = 64        # newton_step_jit: A (64, 16), x (16,)
+NEWTON_N = 16
 
 ALL_PEERS = ("purenn", "jax", "torch")
 JIT_PEERS = ("purenn", "jax")
@@ -183,6 +208,52 @@ WORKLOADS: dict[str, Workload] = {
                     "is in `axpy_5000`",
             eager_counterpart="axpy_5000",
         ),
+        Workload(
+            "grad_mlp_eager",
+            f"gradient of a mean softmax cross-entropy MLP loss (x ({GRAD_BATCH}, "
+            f"{GRAD_IN}) -> relu({GRAD_HIDDEN}) -> {GRAD_CLASSES} logits, integer "
+            "labels, logsumexp written with max/exp/sum/log) with respect to the "
+            "params {W1, b1, W2, b2}, float32, without jit (grad(loss) op by op); "
+            "per gradient",
+            unit="ms", higher_is_better=False,
+            target_s=0.2, samples=5, warmup=2,
+            peers=JIT_PEERS,
+            na_note="differentiation workload: compares core.grad with jax.grad",
+        ),
+        Workload(
+            "grad_mlp_jit",
+            "jit(grad(loss)) of the same MLP loss as `grad_mlp_eager` "
+            "(compiled during warm-up), steady state: N calls back to back, "
+            "one block_until_ready at the end; per gradient",
+            unit="ms", higher_is_better=False,
+            target_s=0.1, samples=7, warmup=3,
+            peers=JIT_PEERS,
+            na_note="differentiation workload: compares core.grad with jax.grad",
+            eager_counterpart="grad_mlp_eager",
+        ),
+        Workload(
+            "grad_mlp_trace_compile",
+            "trace + compile of jit(grad(loss)) for the `grad_mlp_eager` loss and "
+            "signature: each sample makes a fresh loss function and jitted "
+            "gradient, clears the library's compilation caches (outside timing) "
+            "and times its first call including block_until_ready; "
+            "per trace+compile",
+            unit="ms", higher_is_better=False,
+            target_s=0.0, samples=5, warmup=2, inner=1, self_timed=True,
+            peers=JIT_PEERS,
+            na_note="differentiation workload: compares core.grad with jax.grad",
+        ),
+        Workload(
+            "newton_step_jit",
+            "one jitted Newton step x - solve(H, g) for f(x) = sum(log(1 + "
+            f"exp(A @ x))) + 0.5 * |x|^2, A ({NEWTON_M}, {NEWTON_N}) float32, "
+            "g = grad(f), H = jacfwd(jacrev(f)) (compiled during warm-up); "
+            "N calls back to back, one block_until_ready at the end; per step",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=20,
+            peers=JIT_PEERS,
+            na_note="differentiation workload: compares core.jacfwd/jacrev with jax's",
+        ),
     )
 }
 
@@ -230,4 +301,21 @@ def make_inputs_np(name: str):
             b = rng.standard_normal((MLP_WIDTH,), dtype=np.float32) * np.float32(0.1)
             params += [w, b]
         return (x, *params)
+    if name in ("grad_mlp_eager", "grad_mlp_jit", "grad_mlp_trace_compile"):
+        # x, y (int32 labels), W1, b1, W2, b2; W scaled by 1/sqrt(fan-in).
+        x = rng.standard_normal((GRAD_BATCH, GRAD_IN), dtype=np.float32)
+        y = rng.integers(0, GRAD_CLASSES, size=(GRAD_BATCH,)).astype(np.int32)
+        w1 = rng.standard_normal((GRAD_IN, GRAD_HIDDEN), dtype=np.float32)
+        w1 *= np.float32(1.0 / np.sqrt(GRAD_IN))
+        b1 = rng.standard_normal((GRAD_HIDDEN,), dtype=np.float32) * np.float32(0.1)
+        w2 = rng.standard_normal((GRAD_HIDDEN, GRAD_CLASSES), dtype=np.float32)
+        w2 *= np.float32(1.0 / np.sqrt(GRAD_HIDDEN))
+        b2 = rng.standard_normal((GRAD_CLASSES,), dtype=np.float32) * np.float32(0.1)
+        return (x, y, w1, b1, w2, b2)
+    if name == "newton_step_jit":
+        # A scaled so A @ x stays O(1): exp neither overflows nor saturates.
+        a = rng.standard_normal((NEWTON_M, NEWTON_N), dtype=np.float32)
+        a *= np.float32(1.0 / np.sqrt(NEWTON_N))
+        x = rng.standard_normal((NEWTON_N,), dtype=np.float32)
+        return (a, x)
     raise KeyError(name)

@@ -15,6 +15,10 @@ from . import lax  # noqa: F401
 from . import numpy  # noqa: F401
 from . import random  # noqa: F401
 from .api import jit, make_jaxpr, eval_shape, disable_jit, named_call, xla_computation  # noqa: F401
+from .autodiff import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, hessian,  # noqa: F401
+                       linear_transpose)
+from .custom_derivatives import custom_jvp, custom_vjp, closure_convert  # noqa: F401
+from .ad_checkpoint import checkpoint, remat, checkpoint_policies, checkpoint_name  # noqa: F401
 from . import debugging as debug  # noqa: F401
 from . import errors  # noqa: F401
 from . import scipy  # noqa: F401
@@ -34,3 +38,4 @@ def cache_info():
     """Hit and miss counters and sizes of the executable caches, by name."""
     from .runtime import cache_info as _info
     return _info()
+from .config import checking_leaks  # noqa: F401

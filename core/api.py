@@ -17,6 +17,7 @@ import collections
 import contextlib
 import functools
 import inspect
+import operator
 import warnings
 import weakref
 
@@ -26,10 +27,10 @@ from . import dispatch, dtypes, traceback_util
 from .array import Array, asarray_device, device_put
 from .avals import ShapedArray, ShapeDtypeStruct
 from .config import config
-from .interpreters import lowering
+from .interpreters import ad, lowering, partial_eval
 from .interpreters.staging import trace_to_jaxpr
 from .ir import ClosedJaxpr, Jaxpr
-from .ir import intern as intern_jaxpr, Var
+from .ir import consts_as_args, intern as intern_jaxpr, Var
 from .runtime import executable as _executable
 from .trace import EvalTrace, Primitive, Tracer, current_trace
 from .trace import _state as _trace_state
@@ -102,17 +103,40 @@ def eval_jaxpr_checked(jaxpr, in_values, fun_name):
     return [read(v) for v in jaxpr.outvars]
 
 
+def _jit_jvp(primals, tangents, *, name, jaxpr, donated_invars=None):
+    # the jvp program is one jit call again: grad(jit(f)) stays compiled
+    nonzeros = [type(t) is not ad.Zero for t in tangents]
+    jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
+    program, consts = consts_as_args(jvp_closed)
+    outs = jit_p.bind(*consts, *primals, *[t for t in tangents if type(t) is not ad.Zero], name=name,
+                      jaxpr=program)
+    n = len(jaxpr.out_avals)
+    tangents_out = iter(outs[n:])
+    return outs[:n], [next(tangents_out) if nz else ad.Zero(ad.tangent_aval(a))
+                      for nz, a in zip(out_nonzeros, jaxpr.out_avals, strict=True)]
+
+
+def _jit_partial_eval(trace, args, params):
+    return partial_eval.partial_eval_call(trace, jit_p, args, params, donated_invars=None)
+
+
+def _jit_transpose(cts, *args, name, jaxpr, donated_invars=None):
+    linear = [ad.is_undefined(a) for a in args]
+    program, consts = consts_as_args(ad.transpose_jaxpr(jaxpr, linear))
+    cts = [ad.instantiate_zeros(ct) for ct in cts]
+    outs = iter(jit_p.bind(*consts, *[a for a in args if not ad.is_undefined(a)], *cts, name=name, jaxpr=program))
+    return [next(outs) if lin else None for lin in linear]
+
+
 jit_p.def_abstract_eval(_jit_abstract_eval)
 lowering.register(jit_p, _jit_lowering)
 dispatch.nan_rerun_rules[jit_p] = _jit_nan_rerun
+ad.jvp_rules[jit_p] = _jit_jvp
+ad.transpose_rules[jit_p] = _jit_transpose
+partial_eval.partial_eval_rules[jit_p] = _jit_partial_eval
 
 
-def _consts_as_args(closed):
-    """The same program with its constants as leading arguments (so they are passed, never baked
-    into the executable as literals) plus the constant values to pass. The program is interned, so
-    structurally equal programs (a jitted closure re-created in a loop) share one executable."""
-    j = closed.jaxpr
-    return intern_jaxpr(ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), [])), closed.consts
+_consts_as_args = consts_as_args
 
 
 # ----- argument handling ------------------------------------------------------------------------
@@ -155,6 +179,7 @@ def _describe_signature(avals, names):
 # ----- jit ----------------------------------------------------------------------------------------
 
 _live_jit_functions = weakref.WeakSet()
+_fast_key_of = operator.attrgetter("_fkey")
 _flags = config.__dict__
 
 
@@ -164,6 +189,22 @@ def clear_jit_caches():
         f._cache.clear()
         if f._fast is not None:
             f._fast.clear()
+
+
+def _check_backend(backend, device):
+    """`jit`'s `backend` argument, validated: None or the name of the running client's platform."""
+    if backend is None:
+        return None
+    if device is not None:
+        raise ValueError(f"can't specify both a device and a backend for jit, got device={device} and "
+                         f"backend={backend!r}.")
+    from .runtime import backend as _runtime_backend, default_backend
+    available = sorted({default_backend(), _runtime_backend().platform})
+    if not isinstance(backend, str) or backend.lower() not in available:
+        raise ValueError(f"Unknown backend {backend!r} for jit; the available backends are {available}.")
+    # the client's default device is where uncommitted programs compile and run already, so the
+    # fast dispatch path stays on (no committed placement needed)
+    return backend.lower()
 
 
 class _JitFunction:
@@ -188,7 +229,7 @@ class _JitFunction:
         self._infer_static_names()
         self.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums or ())
         self.device = device
-        self.backend = backend
+        self.backend = _check_backend(backend, device)
         self._cache = collections.OrderedDict()
         # the fast path's executables; only for plain signatures (no static, donated or placed args)
         self._fast = None if (self.static_argnums or self.static_argnames or self.donate_argnums
@@ -346,21 +387,19 @@ class _JitFunction:
     def __call__(self, *args, **kwargs):
         # Fast path: flat, uncommitted Array arguments called eagerly, a signature seen before. It
         # goes straight to the executable (no flattening, no primitive dispatch).
-        if not kwargs and self._fast is not None and _trace_state.trace.__class__ is EvalTrace \
+        fast = self._fast
+        if fast is not None and not kwargs and _trace_state.trace.__class__ is EvalTrace \
                 and not _flags["check_outputs"] and not _flags["disable_jit"]:
-            avals = []
-            for a in args:
-                if type(a) is not Array or a._device is not None:
-                    break
-                avals.append(a.aval)
-            else:
-                entry = self._fast.get((tuple(avals), config._trace_key or config.trace_key()))
-                if entry is not None:
-                    execute, handlers, const_bufs, out_avals, out_tree = entry
-                    outs = execute([*const_bufs, *[a._buf for a in args]]).consume_with_handlers(handlers)
-                    if out_tree is None:  # a single array output
-                        return Array(outs[0], out_avals[0])
-                    return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
+            try:  # the key: each argument's `_fkey` (its aval; None when committed), then the config
+                entry = fast.get((*map(_fast_key_of, args), config._trace_key))
+            except AttributeError:  # an argument that is not an Array
+                entry = None
+            if entry is not None:
+                execute, handlers, const_bufs, out_avals, out_tree = entry
+                outs = execute([*const_bufs, *[a._buf for a in args]]).consume_with_handlers(handlers)
+                if out_tree is None:  # a single array output
+                    return Array(outs[0], out_avals[0])
+                return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
         # The body is inline (no helper call) because this is jit's dispatch path; the `try` is
         # free until an error leaves it, when purenn's frames are cut from its traceback (F12).
         try:
@@ -390,7 +429,7 @@ class _JitFunction:
             return
         exe, out_avals = dispatch.executable_for(jit_p, tuple(v.aval for v in values),
                                                  {"name": self._name_param, "jaxpr": program})
-        key = (tuple(a.aval for a in args), config.trace_key())
+        key = (*[a.aval for a in args], config.trace_key())
         single = out_tree == tree_flatten(0)[1]
         self._fast[key] = (exe.loaded.execute_sharded, exe.handlers, [c._buf for c in consts], out_avals,
                            None if single else out_tree)
@@ -499,13 +538,17 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), d
 
     Use as `jit(f)` or as a decorator (`@jit`, `@partial(jit, static_argnums=1)`). Arguments are
     pytrees of arrays; `static_argnums`/`static_argnames` name arguments whose (hashable) values
-    are baked into the program. Side effects in `fun` run only while tracing.
+    are baked into the program. Side effects in `fun` run only while tracing. `device` commits the
+    program and its results to one device; `backend` names a platform ('cpu', or whatever
+    `default_backend()` returns) whose default device runs it (not both; an unavailable backend is a
+    ValueError). purenn runs one XLA client, so `backend` can only name its platform.
 
     Example:
         >>> f = jit(lambda x, y: jnp.sin(x) * y)
         >>> f(jnp.ones(3), 2.0)
         Array([1.682942, 1.682942, 1.682942], dtype=float32)
     """
+    _check_backend(backend, device)
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
                                  donate_argnums=donate_argnums, device=device, backend=backend,

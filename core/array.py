@@ -22,7 +22,7 @@ class Array:
         >>> jnp.array([1.0, 2.0]) * 2
         Array([2., 4.], dtype=float32)
     """
-    __slots__ = ("_buf", "aval", "_npy", "_device", "__weakref__")
+    __slots__ = ("_buf", "aval", "_npy", "_device", "_fkey", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buf, aval, device=None):
@@ -30,6 +30,7 @@ class Array:
         self.aval = aval
         self._npy = None
         self._device = device  # None: uncommitted, on the default device
+        self._fkey = aval if device is None else None  # jit's fast-path signature entry (api.py)
 
     # ----- the basics -------------------------------------------------------------------
     shape = property(lambda self: self.aval.shape)

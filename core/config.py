@@ -4,9 +4,10 @@
 Every flag that changes how a program is traced or compiled is part of `config.trace_key()`, so a
 cache keyed on it never serves a program built under other settings.
 """
+import contextlib
 import os
 
-__all__ = ["config", "update", "read"]
+__all__ = ["config", "update", "read", "checking_leaks"]
 
 
 def _env_bool(name, default):
@@ -34,6 +35,9 @@ class Config:
         "numpy_dtype_promotion": (lambda: os.environ.get("PURENN_NUMPY_DTYPE_PROMOTION", "standard"),
                                   "'standard' (JAX's lattice) or 'strict' (no implicit promotion between "
                                   "different array dtypes; Python scalars still adapt)."),
+        "check_tracer_leaks": (lambda: _env_bool("PURENN_CHECK_TRACER_LEAKS", False),
+                               "When a traced function returns, raise if a tracer it created is still "
+                               "referenced (a global, a list, an attribute); see `checking_leaks`."),
     }
     _CHOICES = {"numpy_rank_promotion": ("allow", "warn", "raise"),
                 "numpy_dtype_promotion": ("standard", "strict")}
@@ -74,8 +78,9 @@ class Config:
         """A hashable summary of the flags that change how programs are built."""
         key = self._trace_key
         if key is None:
+            # check_tracer_leaks is part of the key so that a cached trace never hides a leak
             key = self._trace_key = (self._values["enable_x64"], self._values["numpy_rank_promotion"],
-                                     self._values["numpy_dtype_promotion"])
+                                     self._values["numpy_dtype_promotion"], self._values["check_tracer_leaks"])
         return key
 
     def __repr__(self):
@@ -85,3 +90,28 @@ class Config:
 config = Config()
 update = config.update
 read = config.read
+
+
+@contextlib.contextmanager
+def checking_leaks():
+    """Within this block, every traced function (`jit`, `make_jaxpr`, control-flow bodies) is checked
+    for leaked tracers when it returns: a tracer it created that is still referenced from elsewhere
+    (a global, a list, an object's attribute) raises `errors.LeakedTracerError` ("Leaked trace ...")
+    naming each tracer and where it was created, instead of a later `UnexpectedTracerError`.
+
+    The check runs `gc.collect()` after every trace, so tracing is slower, and a cached trace is not
+    reused across the switch (the flag is part of the trace cache key). False positives are possible:
+    anything that legitimately keeps a tracer alive for a moment after the trace returns (a debugger,
+    a traceback object kept from an exception caught inside the function, another thread, a cache in
+    user code) is reported as a leak. Same as `config.update("check_tracer_leaks", True)`.
+
+    Example:
+        >>> with checking_leaks():
+        ...     core.jit(lambda x: x * 2.0)(1.0)  # fine: nothing escapes
+    """
+    previous = config.check_tracer_leaks
+    config.update("check_tracer_leaks", True)
+    try:
+        yield
+    finally:
+        config.update("check_tracer_leaks", previous)

@@ -15,7 +15,7 @@ Host callbacks inside compiled programs need the CPU backend.
 """
 import numpy as np
 
-from .interpreters import lowering
+from .interpreters import ad, lowering
 from .runtime import client as _client
 from .trace import Primitive, Tracer
 from .tree_util import tree_flatten, tree_unflatten
@@ -70,6 +70,20 @@ def _debug_callback_lowering(ctx, *args, callback):
 
 debug_callback_p.def_abstract_eval(_debug_callback_abstract_eval)
 lowering.register(debug_callback_p, _debug_callback_lowering)
+
+
+def _debug_callback_jvp(primals, tangents, *, callback):
+    # The callback sees the primal values only; it has no outputs, hence no tangents.
+    debug_callback_p.bind(*primals, callback=callback)
+    return [], []
+
+
+def _debug_callback_transpose(cts, *args, callback):
+    raise ValueError("Transpose doesn't support debugging callbacks.")
+
+
+ad.jvp_rules[debug_callback_p] = _debug_callback_jvp
+ad.transpose_rules[debug_callback_p] = _debug_callback_transpose
 
 
 # ----- the public functions ---------------------------------------------------------------------

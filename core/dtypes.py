@@ -19,6 +19,9 @@ float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.fl
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
+# The dtype of tangents of integer and boolean values (they have none): an empty record, as in JAX.
+float0 = np.dtype([("float0", np.void, 0)])
+
 SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
              bfloat16, float16, float32, float64, complex64, complex128)
 _SUPPORTED_SET = frozenset(SUPPORTED)
@@ -289,7 +292,7 @@ def iinfo(dt):
 
 SHORT_NAMES = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64", uint8: "u8",
                uint16: "u16", uint32: "u32", uint64: "u64", bfloat16: "bf16", float16: "f16",
-               float32: "f32", float64: "f64", complex64: "c64", complex128: "c128"}
+               float32: "f32", float64: "f64", complex64: "c64", complex128: "c128", float0: "float0"}
 
 
 def short_name(dt):

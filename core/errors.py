@@ -1,7 +1,7 @@
 """User-facing errors of tracing, one class each; the long explanation lives in the docstring."""
 
 __all__ = ["ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
-           "TracerArrayConversionError", "UnexpectedTracerError"]
+           "TracerArrayConversionError", "UnexpectedTracerError", "LeakedTracerError"]
 
 
 class ConcretizationTypeError(TypeError):
@@ -28,3 +28,9 @@ class TracerArrayConversionError(TypeError):
 class UnexpectedTracerError(Exception):
     """A traced value escaped the function being traced (stored in a global, a list, an attribute)
     and was used after that trace ended. Return values from the function instead of storing them."""
+
+
+class LeakedTracerError(Exception):
+    """With `checking_leaks()` (or the `check_tracer_leaks` flag), a traced function returned while a
+    tracer it created was still referenced from elsewhere (a global, a list, an attribute). Return
+    the value from the function instead of storing it."""

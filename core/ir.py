@@ -14,7 +14,7 @@ import numpy as np
 from .avals import ShapedArray
 
 __all__ = ["Var", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "check_jaxpr", "JaxprTypeError", "intern",
-           "structural_key"]
+           "structural_key", "consts_as_args"]
 
 
 class Var:
@@ -266,3 +266,10 @@ def _param_key(v):
         return (type(v).__name__,) + tuple(_param_key(x) for x in v)
     hash(v)
     return v
+
+
+def consts_as_args(closed):
+    """The same program with its constants as leading arguments (so they are passed, never baked
+    into an executable as literals), interned, plus the constant values to pass."""
+    j = closed.jaxpr
+    return intern(ClosedJaxpr(Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns), [])), closed.consts

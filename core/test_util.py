@@ -111,3 +111,148 @@ def numpy_oracle(f, *args):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return f(*[wide(a) for a in args])
+
+
+# ----- gradient checks (RELIABILITY.md N1) ------------------------------------------------------
+
+_GRAD_TOL = {dtypes.float16: 1e-1, dtypes.bfloat16: 1e-1, dtypes.float32: 2e-2, dtypes.float64: 1e-5,
+             dtypes.complex64: 2e-2, dtypes.complex128: 1e-5}
+_GRAD_EPS = {dtypes.float16: 1e-1, dtypes.bfloat16: 1e-1, dtypes.float32: 1e-2, dtypes.float64: 1e-4,
+             dtypes.complex64: 1e-2, dtypes.complex128: 1e-4}
+
+
+def _leaves(x):
+    from .tree_util import tree_flatten
+    return tree_flatten(x)[0]
+
+
+def _inexact_leaves(x):
+    return [np.asarray(v) for v in _leaves(x) if np.asarray(v).dtype.kind in "fc"
+            or np.asarray(v).dtype == dtypes.bfloat16]
+
+
+def _worst_dtype(*trees):
+    """The least precise inexact dtype among the leaves (it sets the default tolerance)."""
+    order = [dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.complex64, dtypes.float64, dtypes.complex128]
+    found = {np.dtype(v.dtype) for t in trees for v in _inexact_leaves(t)}
+    for dt in order:
+        if dt in found:
+            return dt
+    return dtypes.float64
+
+
+def _tree_op(op, *trees):
+    from .tree_util import tree_map
+    return tree_map(op, *trees)
+
+
+def _rand_like(rng, x):
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)).astype(x.dtype)
+    if x.dtype.kind == "f" or x.dtype == dtypes.bfloat16:
+        return rng.standard_normal(x.shape).astype(x.dtype)
+    return np.zeros(x.shape, dtypes.float0)
+
+
+def _inner(xs, ys):
+    """Sum over leaves of sum(x * y) in float64 / complex128 (no conjugation, as JAX's vjp)."""
+    total = 0.0
+    for x, y in zip(_leaves(xs), _leaves(ys)):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.dtype == dtypes.float0 or y.dtype == dtypes.float0:
+            continue
+        total = total + np.sum(wide(x) * wide(y))
+    return total
+
+
+def _check_close(actual, expected, atol, rtol, err_msg):
+    for a, e in zip(_leaves(actual), _leaves(expected)):
+        a, e = np.asarray(a), np.asarray(e)
+        if a.dtype == dtypes.float0 or e.dtype == dtypes.float0:
+            continue
+        a = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+        e = e.astype(np.complex128 if e.dtype.kind == "c" else np.float64)
+        np.testing.assert_allclose(a, e, atol=atol, rtol=rtol, err_msg=err_msg)
+
+
+def _numerical_jvp(f, primals, tangents, eps):
+    """Central difference (f(x + eps t) - f(x - eps t)) / (2 eps), evaluated in the inputs' dtype."""
+    def shifted(sign):
+        args = _tree_op(lambda p, t: p if np.asarray(t).dtype == dtypes.float0
+                        else (np.asarray(p) + sign * eps * np.asarray(t)).astype(np.asarray(p).dtype),
+                        primals, tangents)
+        return f(*args)
+    plus, minus = shifted(1), shifted(-1)
+    return _tree_op(lambda a, b: (wide(np.asarray(a)) - wide(np.asarray(b))) / (2 * eps)
+                    if np.asarray(a).dtype.kind in "fc" or np.asarray(a).dtype == dtypes.bfloat16
+                    else np.zeros(np.shape(a), dtypes.float0), plus, minus)
+
+
+def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=None, rng=None, err_msg=""):
+    """Compare `f_jvp(args, tangents)` with central differences of `f` along random tangents."""
+    rng = np.random.default_rng(0) if rng is None else rng
+    dt = _worst_dtype(args)
+    atol = _GRAD_TOL[dt] if atol is None else atol
+    rtol = _GRAD_TOL[dt] if rtol is None else rtol
+    eps = _GRAD_EPS[dt] if eps is None else eps
+    tangents = _tree_op(lambda x: _rand_like(rng, x), args)
+    out, out_t = f_jvp(args, tangents)
+    expected_out = f(*args)
+    _check_close(out, expected_out, atol, rtol, f"{err_msg} (primal output of jvp)")
+    numeric = _numerical_jvp(f, args, tangents, eps)
+    _check_close(out_t, numeric, atol, rtol, f"{err_msg} (jvp tangent vs central differences, eps={eps})")
+
+
+def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=None, rng=None, err_msg=""):
+    """The inner-product identity <u, J v> = <J^T u, v>, with J v from central differences and
+    J^T u from `f_vjp`, for random v and u."""
+    rng = np.random.default_rng(1) if rng is None else rng
+    dt = _worst_dtype(args)
+    atol = _GRAD_TOL[dt] if atol is None else atol
+    rtol = _GRAD_TOL[dt] if rtol is None else rtol
+    eps = _GRAD_EPS[dt] if eps is None else eps
+    out, pullback = f_vjp(*args)
+    expected_out = f(*args)
+    _check_close(out, expected_out, atol, rtol, f"{err_msg} (primal output of vjp)")
+    v = _tree_op(lambda x: _rand_like(rng, x), args)
+    u = _tree_op(lambda y: _rand_like(rng, y), out)
+    jv = _numerical_jvp(f, args, v, eps)
+    ju = pullback(u)
+    # real parts: for maps between real and complex spaces (rfft) only they agree under JAX's
+    # no-conjugation convention; for holomorphic maps an error still shows in the real part
+    lhs, rhs = np.real(_inner(u, jv)), np.real(_inner(ju, v))
+    size = max(1, sum(np.size(x) for x in _leaves(out)))
+    np.testing.assert_allclose(np.asarray(rhs), np.asarray(lhs), atol=atol * size, rtol=rtol,
+                               err_msg=f"{err_msg} (vjp inner-product identity, eps={eps})")
+
+
+def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=None, rng=None):
+    """Check the derivatives of `f` at `args` (a tuple of arrays or pytrees) to `order`: forward
+    mode against central differences, reverse mode by the inner-product identity, and recursively
+    the derivatives of the derivative functions (RELIABILITY.md N1). Raises AssertionError naming
+    the mode and order that failed.
+
+    Example:
+        >>> check_grads(jnp.sin, (np.array([0.5, 1.0]),), order=2)   # in float64 under x64
+    """
+    from .autodiff import jvp, vjp
+    rng = np.random.default_rng(0) if rng is None else rng
+    args = tuple(args)
+
+    def _check(f, args, order, where):
+        if "fwd" in modes:
+            jvp_of_f = lambda primals, tangents: jvp(f, tuple(primals), tuple(tangents))  # noqa: E731
+            check_jvp(f, jvp_of_f, args, atol, rtol, eps, rng, f"{where}: forward mode")
+            if order > 1:
+                _check(lambda *a: jvp(f, a[:len(args)], a[len(args):])[1], args + args, order - 1,
+                       f"{where} -> jvp")
+        if "rev" in modes:
+            check_vjp(f, lambda *a: vjp(f, *a), args, atol, rtol, eps, rng, f"{where}: reverse mode")
+            if order > 1:
+                def f_vjp(*a):
+                    out, pullback = vjp(f, *a)
+                    return pullback(out)
+                _check(f_vjp, args, order - 1, f"{where} -> vjp")
+
+    _check(f, args, order, "check_grads order 1")

@@ -1,9 +1,8 @@
 """Train a small MLP on the bundled two-spirals data with `core` alone.
 
 This is the main job until the trainer issue lands: a 2-64-64-2 tanh network, softmax
-cross-entropy, full-batch SGD with momentum, the whole update step compiled with `core.jit`.
-Gradients are derived by hand (backpropagation written out), because `core.grad` arrives with the
-autodiff issue; the example then switches to it.
+cross-entropy, full-batch SGD with momentum, the gradient from `core.value_and_grad` and the whole
+update step compiled with `core.jit`.
 
     python examples/train_mlp.py [--steps N] [--lr LR] [--seed S]
 """
@@ -39,33 +38,20 @@ def init_params(key, sizes):
 
 
 def forward(params, x):
-    """Returns the logits and the activations backprop needs."""
-    acts = [x]
     h = x
     for w, b in params[:-1]:
         h = jnp.tanh(h @ w + b)
-        acts.append(h)
     w, b = params[-1]
-    return h @ w + b, acts
+    return h @ w + b
 
 
-def loss_and_grads(params, x, labels, num_classes):
-    logits, acts = forward(params, x)
+def loss_fn(params, x, labels, num_classes):
+    """Mean softmax cross-entropy; the logits come back as auxiliary output (for the accuracy)."""
+    logits = forward(params, x)
     shifted = logits - jnp.max(logits, axis=1, keepdims=True)
     log_probs = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
     onehot = (labels[:, None] == jnp.arange(num_classes)[None, :]).astype(jnp.float32)
-    n = x.shape[0]
-    loss = -jnp.sum(onehot * log_probs) / n
-    # d loss / d logits of the mean softmax cross-entropy
-    delta = (jnp.exp(log_probs) - onehot) / n
-    grads = []
-    for i in range(len(params) - 1, -1, -1):
-        w, _ = params[i]
-        a = acts[i]
-        grads.append((a.T @ delta, jnp.sum(delta, axis=0)))
-        if i > 0:
-            delta = (delta @ w.T) * (1.0 - acts[i] * acts[i])
-    return loss, grads[::-1], logits
+    return -jnp.sum(onehot * log_probs) / x.shape[0], logits
 
 
 def main(argv=None):
@@ -83,7 +69,7 @@ def main(argv=None):
     print(f"purenn {core.default_backend()} devices={core.device_count()} data={x.shape[0]} examples")
     @core.jit
     def update(params, velocity, x, y):
-        loss, grads, logits = loss_and_grads(params, x, y, 2)
+        (loss, logits), grads = core.value_and_grad(loss_fn, has_aux=True)(params, x, y, 2)
         velocity = [(args.momentum * vw + gw, args.momentum * vb + gb)
                     for (vw, vb), (gw, gb) in zip(velocity, grads, strict=True)]
         params = [(w - args.lr * vw, b - args.lr * vb)

@@ -374,3 +374,22 @@ def test_conv_transpose_errors():
         lax.conv_transpose(jnp.ones((1, 4, 2)), jnp.ones((3, 2, 2)), (2,), "SAME_LOWER")
     with pytest.raises(TypeError, match=r"conv_transpose requires operands of equal rank >= 3"):
         lax.conv_transpose(jnp.ones((1, 4)), jnp.ones((3, 2)), (), "SAME")
+
+
+def test_transposed_convolution_with_a_kernel_larger_than_the_input_does_not_crash():
+    # jaxlib 0.10's XLA aborts the process on this valid convolution (lhs_dilation > 1, kernel
+    # spatially larger than the input); the wrapper dilates with interior padding instead
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
+    k = rng.standard_normal((2, 2, 9, 2)).astype(np.float32)
+    out = lax.conv_general_dilated(jnp.asarray(x), jnp.asarray(k), (2, 1), ((6, 8), (0, 0)), lhs_dilation=(1, 2))
+    # oracle: dilate explicitly in NumPy, then a plain strided cross-correlation
+    xd = np.zeros((2, 2, 3, 5), np.float64)
+    xd[:, :, :, ::2] = x
+    xp = np.pad(xd, ((0, 0), (0, 0), (6, 8), (0, 0)))
+    oh, ow = (xp.shape[2] - 9) // 2 + 1, xp.shape[3] - 2 + 1
+    expected = np.zeros((2, 2, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            expected[:, :, i, j] = np.einsum("ncij,ocij->no", xp[:, :, 2 * i:2 * i + 9, j:j + 2], k)
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-4, atol=1e-4)

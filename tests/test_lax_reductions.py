@@ -282,3 +282,15 @@ def test_reduce_window_min_primitive_directly(rng):
     x = tu.rand(rng, (7,), np.float32)
     out = lax.reduce_window_min(jnp.asarray(x), (2,), (1,), "VALID")
     np.testing.assert_array_equal(np.asarray(out), np.minimum(x[:-1], x[1:]))
+
+
+def test_reduce_window_with_negative_padding_crops_instead_of_crashing():
+    # XLA's simplifier aborts the process on reduce_window with negative padding; the wrapper
+    # realizes negative padding as a slice of a non-negatively padded result
+    x = jnp.arange(6.0)
+    np.testing.assert_array_equal(np.asarray(lax.reduce_window_sum(x, (1,), (1,), ((0, -1),))),
+                                  [0.0, 1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(lax.reduce_window_sum(x, (2,), (2,), ((-1, 1),))),
+                                  [3.0, 7.0, 5.0])
+    np.testing.assert_array_equal(np.asarray(lax.reduce_window_max(x, (2,), (1,), ((-2, 0),))),
+                                  [3.0, 4.0, 5.0])

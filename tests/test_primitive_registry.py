@@ -1,5 +1,7 @@
 """Invariants over the whole primitive set: every primitive has a shape/dtype rule and a lowering,
-and every primitive is exercised by a test file (by its lax wrapper or its name)."""
+every primitive is exercised by a test file (by its lax wrapper or its name), every primitive can
+be differentiated (a jvp rule, or declared non-differentiable) and every linear primitive has a
+transpose rule."""
 import os
 import re
 import sys
@@ -14,7 +16,8 @@ def all_primitives():
     import core  # noqa: F401  (imports every lax module)
     prims = {}
     for name, module in list(sys.modules.items()):
-        if name.startswith("core.lax") and module is not None:
+        if (name.startswith("core.") and module is not None
+                and not name.startswith(("core.interpreters", "core.runtime"))):
             for value in vars(module).values():
                 if isinstance(value, Primitive):
                     prims[value.name] = value
@@ -40,3 +43,24 @@ def test_every_primitive_is_exercised_by_a_test():
         if not any(re.search(p, text) for p in patterns):
             untested.append(name)
     assert not untested, f"primitives no test mentions: {untested}"
+
+
+# The primitives that are linear in (some of) their operands: reverse mode needs their transposes.
+LINEAR = ["add", "sub", "neg", "mul", "dot_general", "conv_general_dilated", "reduce_sum", "broadcast_in_dim",
+          "reshape", "transpose", "squeeze", "rev", "slice", "pad", "concatenate", "gather", "scatter_add",
+          "dynamic_slice", "dynamic_update_slice", "select_n", "convert_element_type", "cumsum",
+          "reduce_window_sum", "real", "imag", "conj", "complex", "fft", "triangular_solve", "jit", "cond",
+          "scan", "remat", "custom_lin", "name", "mul_add"]
+
+
+def test_every_primitive_is_differentiable_or_declared_not():
+    from core.interpreters import ad
+    missing = [n for n, p in all_primitives().items() if p not in ad.jvp_rules and p not in ad.nondifferentiable]
+    assert not missing, f"primitives with neither a jvp rule nor a non-differentiable declaration: {missing}"
+
+
+def test_every_linear_primitive_has_a_transpose_rule():
+    from core.interpreters import ad
+    prims = all_primitives()
+    missing = [n for n in LINEAR if n not in prims or prims[n] not in ad.transpose_rules]
+    assert not missing, f"linear primitives without a transpose rule: {missing}"

@@ -189,6 +189,78 @@ def build(name):
 
         return body, lambda: make_mlp()(params, x)
 
+    if name in ("grad_mlp_eager", "grad_mlp_jit", "grad_mlp_trace_compile"):
+        import time
+
+        import numpy as np
+
+        x, y = jnp.asarray(inputs[0]), jnp.asarray(inputs[1])
+        params = dict(zip(("W1", "b1", "W2", "b2"), (jnp.asarray(a) for a in inputs[2:])))
+        for a in (x, y, *params.values()):
+            a.block_until_ready()
+
+        def make_loss():
+            # A new function object every time: nothing keyed on it can hit.
+            def loss(params, x, y):
+                h = jnp.maximum(jnp.matmul(x, params["W1"]) + params["b1"], 0.0)
+                logits = jnp.matmul(h, params["W2"]) + params["b2"]
+                m = jnp.max(logits, axis=1, keepdims=True)
+                lse = jnp.log(jnp.sum(jnp.exp(logits - m), axis=1)) + m[:, 0]
+                onehot = (y[:, None] == jnp.arange(W.GRAD_CLASSES)).astype(jnp.float32)
+                return jnp.mean(lse - jnp.sum(onehot * logits, axis=1))
+            return loss
+
+        def flat(g):
+            return np.concatenate([np.ravel(np.asarray(g[k])) for k in sorted(g)])
+
+        if name == "grad_mlp_trace_compile":
+            def body(n):
+                total = 0.0
+                for _ in range(n):
+                    # Drop the executable caches (outside timing), as in
+                    # trace_compile_mlp20: purenn interns equal programs.
+                    core.clear_caches()
+                    g = core.jit(core.grad(make_loss()))
+                    t0 = time.perf_counter()
+                    out = g(params, x, y)
+                    out["W1"].block_until_ready()
+                    total += time.perf_counter() - t0
+                    if core.cache_info()["eager"]["misses"] < 1:
+                        raise RuntimeError("grad_mlp_trace_compile: the call did "
+                                           "not compile (executable cache hit)")
+                return total
+
+            return body, lambda: flat(core.jit(core.grad(make_loss()))(params, x, y))
+
+        g = core.grad(make_loss())
+        if name == "grad_mlp_jit":
+            g = core.jit(g)
+
+        def body(n):
+            for _ in range(n):
+                out = g(params, x, y)
+            out["W1"].block_until_ready()
+
+        return body, lambda: flat(g(params, x, y))
+
+    if name == "newton_step_jit":
+        a = jnp.asarray(inputs[0])
+        x = jnp.asarray(inputs[1])
+
+        def objective(x, a):
+            return jnp.sum(jnp.log(1.0 + jnp.exp(jnp.matmul(a, x)))) + 0.5 * jnp.sum(x * x)
+
+        hess = core.jacfwd(core.jacrev(objective))
+        grad_f = core.grad(objective)
+        step = core.jit(lambda x, a: x - jnp.linalg.solve(hess(x, a), grad_f(x, a)))
+
+        def body(n):
+            for _ in range(n):
+                z = step(x, a)
+            z.block_until_ready()
+
+        return body, lambda: step(x, a)
+
     raise KeyError(name)
 
 

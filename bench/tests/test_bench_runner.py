@@ -200,6 +200,39 @@ def test_jit_workload_inputs():
     assert a.shape == (W.AXPY_N, W.AXPY_N)
 
 
+def test_grad_workloads_registered():
+    for name in ("grad_mlp_eager", "grad_mlp_jit", "grad_mlp_trace_compile",
+                 "newton_step_jit"):
+        wl = W.get(name)
+        assert wl.peers == ("purenn", "jax") and wl.na_note
+        assert not wl.higher_is_better
+    assert W.get("grad_mlp_jit").eager_counterpart == "grad_mlp_eager"
+    tc = W.get("grad_mlp_trace_compile")
+    assert tc.self_timed and tc.inner == 1 and tc.unit == "ms"
+    assert W.get("newton_step_jit").from_seconds(5e-5) == pytest.approx(50.0)
+
+
+def test_grad_workload_inputs():
+    np = pytest.importorskip("numpy")
+    same = [W.make_inputs_np(n) for n in ("grad_mlp_eager", "grad_mlp_jit",
+                                           "grad_mlp_trace_compile")]
+    x, y, w1, b1, w2, b2 = same[0]
+    for other in same[1:]:  # one loss, one signature for all three
+        assert all(np.array_equal(a, b) for a, b in zip(same[0], other))
+    assert x.shape == (W.GRAD_BATCH, W.GRAD_IN) and x.dtype == np.float32
+    assert y.shape == (W.GRAD_BATCH,) and y.dtype == np.int32
+    assert y.min() >= 0 and y.max() < W.GRAD_CLASSES
+    assert len(np.unique(y)) > 1  # labels that differ, so the one-hot matters
+    assert w1.shape == (W.GRAD_IN, W.GRAD_HIDDEN) and b1.shape == (W.GRAD_HIDDEN,)
+    assert w2.shape == (W.GRAD_HIDDEN, W.GRAD_CLASSES) and b2.shape == (W.GRAD_CLASSES,)
+    assert all(a.dtype == np.float32 for a in (w1, b1, w2, b2))
+    a, x0 = W.make_inputs_np("newton_step_jit")
+    assert a.shape == (W.NEWTON_M, W.NEWTON_N) and x0.shape == (W.NEWTON_N,)
+    assert np.abs(a @ x0).max() < 20  # exp(A @ x) stays far from float32 overflow
+    # deterministic: a second call gives the same arrays
+    assert np.array_equal(W.make_inputs_np("newton_step_jit")[0], a)
+
+
 def _harness():
     sys.path.insert(0, os.path.join(BENCH_DIR, "peers"))
     import _harness

@@ -5,13 +5,18 @@ Values the function closes over (concrete Arrays, or tracers of an enclosing tra
 `constvars`; 0-d concrete values become inline `Literal`s. A trace is *alive* while its function
 runs; a tracer of a finished trace that reaches a primitive is a leak (`UnexpectedTracerError`).
 """
+import gc
 import os
+import sys
 import traceback
+import types
+import weakref
 
 import numpy as np
 
 from .. import errors
 from ..array import Array, to_array
+from ..config import config
 from ..ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ..trace import Trace, Tracer, set_current_trace
 
@@ -98,6 +103,8 @@ class StagingTrace(Trace):
         self.consts = []
         self._const_ids = {}
         self.alive = True
+        # weak references to this trace's tracers, kept only under checking_leaks (no cost when off)
+        self._leak_refs = [] if config.check_tracer_leaks else None
 
     def new_arg(self, aval, name=None):
         var = Var(aval)
@@ -145,6 +152,8 @@ class StagingTrace(Trace):
             where = user_frame()
             for t in outs:
                 t.created_at = where
+            if self._leak_refs is not None:
+                self._leak_refs.extend(weakref.ref(t) for t in outs)
         self.eqns.append(JaxprEqn(prim, invars, [t.var for t in outs], params, where))
         return outs if prim.multiple_results else outs[0]
 
@@ -164,9 +173,88 @@ def trace_to_jaxpr(fun, in_avals, fun_name=None, purpose=None, arg_names=None):
     trace = StagingTrace(fun_name or getattr(fun, "__name__", "<fun>"), purpose)
     names = arg_names or [None] * len(in_avals)
     tracers = [trace.new_arg(a, n) for a, n in zip(in_avals, names, strict=True)]
+    refs = trace._leak_refs
+    if refs is not None:
+        refs.extend(weakref.ref(t) for t in tracers)
     try:
         with set_current_trace(trace):
             outs = fun(*tracers)
-        return trace.to_jaxpr(outs)
+        closed = trace.to_jaxpr(outs)
     finally:
         trace.alive = False
+    if refs is not None:
+        del outs, tracers  # the trace's own references do not count as leaks
+        check_leaks(trace, refs)
+    return closed
+
+
+def check_leaks(trace, tracer_refs):
+    """Raise `LeakedTracerError` if a tracer of `trace` is still alive after the traced function
+    returned. `tracer_refs` are weak references to every tracer the trace created; the caller drops
+    its own references (arguments, outputs) first. Shared by every trace kind that checks leaks.
+    """
+    if all(r() is None for r in tracer_refs):
+        return
+    gc.collect()  # tracers held only by reference cycles (e.g. finished frames) are not leaks
+    alive = [t for t in (r() for r in tracer_refs) if t is not None]
+    if not alive:
+        return
+    lines = []
+    for t in alive:
+        if isinstance(t, JaxprTracer):
+            origin = _origin(t)
+            if origin:
+                where = origin[2:-1]  # " (created at ...)" without its parentheses
+            elif t.var in getattr(trace, "invars", ()):
+                where = f"argument {trace.invars.index(t.var)} of the traced function"
+            else:
+                where = "created at an unknown place"
+        else:
+            created = getattr(t, "created_at", None)
+            where = f"created at {created}" if created else "created at an unknown place"
+        held = _referrers(t, alive)
+        lines.append(f"  {type(t).__name__} {t.aval.str_short()}, {where}"
+                     + (f"; referred to by {', '.join(held)}" if held else ""))
+    purpose = getattr(trace, "purpose", None)
+    del alive, t
+    raise errors.LeakedTracerError(
+        f"Leaked trace of {getattr(trace, 'fun_name', '<fun>')}{' (traced for ' + purpose + ')' if purpose else ''}. "
+        "Leaked tracer(s):\n" + "\n".join(lines) + "\nA value computed while tracing must leave the function "
+        "through its return value; storing it in a global, a list or an attribute leaks it. This check "
+        "(checking_leaks / check_tracer_leaks) can report false positives: anything that holds a reference "
+        "for a moment after the function returns (a debugger, a saved traceback, another thread) counts.")
+
+
+def _referrers(tracer, exclude):
+    """A few readable descriptions of what still refers to `tracer` (for the leak report). No
+    closures here: a cell holding `tracer` would show up as a referrer itself."""
+    own = (check_leaks.__code__, _referrers.__code__)
+    modules = {id(m.__dict__): m.__name__ for m in list(sys.modules.values()) if hasattr(m, "__dict__")}
+    found = []
+    for r in gc.get_referrers(tracer):
+        if r is exclude or (isinstance(r, types.FrameType) and r.f_code in own):
+            continue
+        if isinstance(r, types.FrameType):
+            found.append(f"a local variable of {r.f_code.co_name}")
+        elif isinstance(r, list):
+            found.append("a list")
+        elif isinstance(r, tuple):
+            found.append("a tuple")
+        elif isinstance(r, dict):
+            key = _key_of(r, tracer)
+            found.append(f"the global {key!r} of module {modules[id(r)]}" if id(r) in modules
+                         else f"a dict (key {key!r})")
+        else:
+            key = None if isinstance(r, type) else _key_of(getattr(r, "__dict__", {}), tracer)
+            found.append(f"the attribute {key!r} of a {type(r).__name__} object" if key is not None
+                         else f"a {type(r).__name__} object")
+        if len(found) == 3:
+            break
+    return found
+
+
+def _key_of(mapping, value):
+    for k, v in mapping.items():
+        if v is value:
+            return k
+    return None

@@ -10,7 +10,7 @@ from .. import dtypes
 from ..avals import ShapedArray
 from ..array import Array, scalar_array, to_array
 from ..trace import Primitive, Tracer
-from ..interpreters import lowering
+from ..interpreters import ad, lowering
 
 # dtype groups for `accepted` arguments
 BOOL = ("b",)
@@ -162,3 +162,107 @@ def elementwise_args(*args):
             a = scalar_array(a, ref.dtype, weak_type=True)
         out.append(a)
     return out
+
+
+# ----- differentiation verbs (rules sit in each primitive's block) ------------------------------
+# The interpreters are in core/interpreters/ad.py; these helpers build rules for the common shapes
+# of primitive. They import lax operations lazily because the family modules import this one.
+
+def unbroadcast(ct, aval):
+    """The cotangent of an operand of type `aval` that was broadcast (rank 0, or size-1 dimensions)
+    to the shape of `ct`: sum over the broadcast dimensions."""
+    from .reductions import reduce_sum
+    from .structural import reshape
+    ct_aval = aval_of(ct)
+    if ct_aval.shape == aval.shape:
+        return ct
+    if aval.ndim == 0:
+        return reduce_sum(ct, tuple(range(ct_aval.ndim)))
+    axes = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ct_aval.shape)) if a == 1 and c != 1)
+    return reshape(reduce_sum(ct, axes), aval.shape)
+
+
+def broadcast_like(x, aval):
+    """`x` broadcast to `aval`'s shape (the inverse of `unbroadcast`)."""
+    from .structural import broadcast_in_dim
+    x_aval = aval_of(x)
+    if x_aval.shape == aval.shape:
+        return x
+    dims = () if x_aval.ndim == 0 else tuple(range(x_aval.ndim))
+    return broadcast_in_dim(x, aval.shape, dims)
+
+
+def defjvp(prim, *rules):
+    """Declare the jvp of `prim` one operand at a time: `rules[i](t_i, *primals, **params)` is the
+    tangent contribution of operand i (None: not differentiable in it). Contributions of operands
+    with zero tangents are skipped; the rest are broadcast to the output and summed."""
+    _defjvp(prim, rules, with_answer=False)
+
+
+def defjvp2(prim, *rules):
+    """Like `defjvp`, but each rule also receives the primal output: `rule(t_i, ans, *primals)`."""
+    _defjvp(prim, rules, with_answer=True)
+
+
+def _defjvp(prim, rules, with_answer):
+    def jvp(primals, tangents, **params):
+        ans = prim.bind(*primals, **params)
+        out_aval = aval_of(ans)
+        total = ad.Zero(ad.tangent_aval(out_aval))
+        for rule, t in zip(rules, tangents):
+            if rule is None or type(t) is ad.Zero:
+                continue
+            c = rule(t, ans, *primals, **params) if with_answer else rule(t, *primals, **params)
+            total = ad.add_tangents(total, broadcast_like(c, out_aval))
+        return ans, total
+    ad.jvp_rules[prim] = jvp
+
+
+def deflinear(prim, transpose_rule):
+    """`prim` is linear in all its operands: its jvp applies it to the tangents, and
+    `transpose_rule(ct, *args, **params)` gives a cotangent per operand (args that are
+    `ad.UndefinedPrimal` are the linear inputs being transposed)."""
+    def jvp(primals, tangents, **params):
+        ans = prim.bind(*primals, **params)
+        tangents = [ad.instantiate_zeros(t) for t in tangents]
+        return ans, prim.bind(*tangents, **params)
+    ad.jvp_rules[prim] = jvp
+    ad.transpose_rules[prim] = transpose_rule
+
+
+def defbilinear(prim, lhs_rule, rhs_rule):
+    """`prim(x, y)` is linear in each operand separately (mul, dot_general, conv): its jvp is
+    `prim(tx, y) + prim(x, ty)`; `lhs_rule(ct, x, y, **params)` is the cotangent of x when x is the
+    linear input, `rhs_rule(ct, x, y, **params)` that of y."""
+    def jvp(primals, tangents, **params):
+        x, y = primals
+        tx, ty = tangents
+        ans = prim.bind(x, y, **params)
+        out = ad.Zero(ad.tangent_aval(aval_of(ans)))
+        if type(tx) is not ad.Zero:
+            out = ad.add_tangents(out, broadcast_like(prim.bind(tx, y, **params), aval_of(ans)))
+        if type(ty) is not ad.Zero:
+            out = ad.add_tangents(out, broadcast_like(prim.bind(x, ty, **params), aval_of(ans)))
+        return ans, out
+
+    def transpose(ct, x, y, **params):
+        if ad.is_undefined(x) and ad.is_undefined(y):
+            raise ValueError(f"{prim.name} is bilinear: it cannot be transposed in both operands at once "
+                             "(the function is not linear).")
+        if ad.is_undefined(x):
+            return [lhs_rule(ct, x, y, **params), None]
+        return [None, rhs_rule(ct, x, y, **params)]
+    ad.jvp_rules[prim] = jvp
+    ad.transpose_rules[prim] = transpose
+
+
+def defnondiff(*prims):
+    """Declare primitives whose outputs carry no derivative (comparisons, integer and bit ops,
+    argmax, sort indices, random bits): differentiating through them gives zero tangents."""
+    ad.nondifferentiable.update(prims)
+
+
+def defjvp_zero(*prims):
+    """Primitives with float outputs whose derivative is zero almost everywhere (floor, round,
+    sign): same as `defnondiff`, named for what it means."""
+    ad.nondifferentiable.update(prims)

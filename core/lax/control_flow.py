@@ -27,16 +27,17 @@ from ..array import Array, to_array
 from ..avals import ShapedArray
 from ..config import config
 from ..errors import ConcretizationTypeError
-from ..interpreters import lowering
+from ..interpreters import ad, lowering, partial_eval
+from ..interpreters.evaluation import eval_jaxpr
 from ..interpreters.lowering import i64_array
 from ..interpreters.staging import trace_to_jaxpr
 from ..ir import ClosedJaxpr, Jaxpr, Var
 from ..ir import intern as intern_jaxpr
-from ..trace import Primitive, Tracer
+from ..trace import Primitive, Tracer, set_current_trace
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 from ._base import aval_of
 from .elementwise import add, clamp, lt, ne, select_n
-from .structural import (concatenate, convert_element_type, expand_dims, index_in_dim, reshape,
+from .structural import (concatenate, convert_element_type, expand_dims, full, index_in_dim, reshape,
                          slice_in_dim)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan", "select"]
@@ -127,17 +128,27 @@ def _concrete(x):
 
 # ----- cond / switch --------------------------------------------------------------------------------
 
-def cond(pred, true_fun, false_fun, *operands):
+_NO_OPERAND = object()
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, as one staged conditional.
 
     `pred` is a scalar bool (or integer: nonzero is true); `operands` are pytrees. Both branches are
-    traced and must return the same pytree of the same shapes and dtypes; only one runs. The older
-    form `cond(pred, true_operand, true_fun, false_operand, false_fun)` is accepted too. Under
-    `disable_jit()` a concrete `pred` simply calls the chosen branch.
+    traced and must return the same pytree of the same shapes and dtypes; only one runs. Two older
+    forms are accepted as in JAX: the keyword `cond(pred, true_fun, false_fun, operand=x)` (one
+    operand; not together with positional operands), and `cond(pred, true_operand, true_fun,
+    false_operand, false_fun)` (callables in positions 2 and 4, each branch gets its own operand).
+    Under `disable_jit()` a concrete `pred` simply calls the chosen branch.
 
     Example: `lax.cond(x > 0, lambda x: x * 2.0, lambda x: -x, x)`.
     """
-    if len(operands) == 2 and not callable(true_fun) and callable(false_fun) and callable(operands[1]):
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError("lax.cond: if the 'operand' keyword is passed then no operands can be passed "
+                            "positionally.")
+        operands = (operand,)
+    elif len(operands) == 2 and not callable(true_fun) and callable(false_fun) and callable(operands[1]):
         true_operand, true_f, false_operand, false_f = true_fun, false_fun, operands[0], operands[1]
         return cond(pred, lambda ops: true_f(ops[0]), lambda ops: false_f(ops[1]), (true_operand, false_operand))
     if not (callable(true_fun) and callable(false_fun)):
@@ -231,6 +242,155 @@ def _cond_lowering(ctx, index, *args, branches):
 cond_p = Primitive("cond", multiple_results=True)
 cond_p.def_abstract_eval(_cond_abstract_eval)
 lowering.register(cond_p, _cond_lowering)
+
+
+# ----- differentiation rules: shared helpers, then cond's rules --------------------------------------
+# A primitive that holds programs is differentiated by transforming its programs (`ad.jvp_jaxpr`,
+# `partial_eval.partial_eval_jaxpr`, `ad.transpose_jaxpr`) and binding itself again. The operand
+# layout changes on the way (tangents next to primals, residuals as extra operands), so each rule
+# rearranges the transformed program by re-tracing a small wrapper around `eval_jaxpr`. A
+# transformed program may close over constants: `_join_consts` turns them into leading operands,
+# exactly as the wrappers do for user functions, so every param jaxpr stays constant-free and
+# interned. The `linear` param of scan is not used by these rules (always all False).
+
+def _call(closed, args):
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def _retrace(fun, in_avals, name):
+    """The program `fun(*args) -> list of outputs` on `in_avals` (it may close over constants)."""
+    return trace_to_jaxpr(fun, list(in_avals), name, "differentiation")
+
+
+def _permuted(closed, in_perm, out_perm, name):
+    """`closed` with its inputs reordered (new input j is old input `in_perm[j]`) and its outputs
+    `[outs[k] for k in out_perm]`."""
+    avals = closed.in_avals
+    position = {old: new for new, old in enumerate(in_perm)}
+
+    def fun(*args):
+        outs = _call(closed, [args[position[i]] for i in range(len(avals))])
+        return [outs[k] for k in out_perm]
+
+    return _retrace(fun, [avals[i] for i in in_perm], name)
+
+
+def _param_jaxpr(closed):
+    """A constant-free interned program and the constants to pass as its leading operands."""
+    (jaxpr,), consts = _join_consts([closed])
+    return jaxpr, consts
+
+
+def _any(a, b):
+    return [x or y for x, y in zip(a, b, strict=True)]
+
+
+def _fixpoint(nonzero, step):
+    """The smallest superset of `nonzero` (one bool per carry) that `step` maps into itself."""
+    for _ in range(len(nonzero) + 1):
+        new = _any(nonzero, step(nonzero))
+        if new == nonzero:
+            return nonzero
+        nonzero = new
+    return nonzero
+
+
+def _nonzero(t):
+    return type(t) is not ad.Zero
+
+
+def _zeros(aval):
+    return full(aval.shape, 0, aval.dtype)
+
+
+def _tangents_out(values, nonzeros, avals):
+    """A tangent per output: the next of `values` where nonzero, a symbolic zero elsewhere."""
+    values = iter(values)
+    return [next(values) if nz else ad.Zero(ad.tangent_aval(a)) for nz, a in zip(nonzeros, avals, strict=True)]
+
+
+def _merge(unknowns, known, unknown):
+    known, unknown = iter(known), iter(unknown)
+    return [next(unknown) if u else next(known) for u in unknowns]
+
+
+def _cond_jvp(primals, tangents, *, branches):
+    """Every branch is jvp'ed with the same operand tangents; an output tangent that is nonzero in
+    some branch is materialized in all of them, so the branches keep one output type."""
+    index, ops = primals[0], primals[1:]
+    nonzeros = [_nonzero(t) for t in tangents[1:]]
+    out_avals = branches[0].out_avals
+    out_nz = [False] * len(out_avals)
+    for br in branches:
+        out_nz = _any(out_nz, ad.jvp_jaxpr(br, nonzeros, instantiate=False)[1])
+    out_nz = [nz and dtypes.is_inexact(a.dtype) for nz, a in zip(out_nz, out_avals, strict=True)]
+    jaxprs, consts = _join_consts([ad.jvp_jaxpr(br, nonzeros, instantiate=out_nz)[0] for br in branches])
+    outs = cond_p.bind(index, *consts, *ops, *[t for t in tangents[1:] if _nonzero(t)], branches=tuple(jaxprs))
+    n = len(out_avals)
+    return outs[:n], _tangents_out(outs[n:], out_nz, out_avals)
+
+
+def _cond_partial_eval(trace, args, params):
+    """Split every branch with the same unknown operands (and the union of their unknown outputs).
+    Branches need different residuals, so each known branch returns the residuals of ALL branches,
+    zeros for the others' (JAX's scheme); the unknown cond picks its own by the same index."""
+    branches = params["branches"]
+    index, ops = args[0], args[1:]
+    if trace.is_unknown(index):
+        return trace.stage(cond_p, args, params)
+    unknowns = [trace.is_unknown(x) for x in ops]
+    n_out = len(branches[0].out_avals)
+    out_uk = [False] * n_out
+    for br in branches:
+        out_uk = _any(out_uk, partial_eval.partial_eval_jaxpr(br, unknowns)[2])
+    splits = [partial_eval.partial_eval_jaxpr(br, unknowns, instantiate=out_uk) for br in branches]
+    n_known = n_out - sum(out_uk)
+    res_avals = [known.out_avals[n_known:] for known, _, _, _ in splits]
+    in_avals = branches[0].in_avals
+
+    def known_branch(i):
+        def fun(*known_ops):
+            outs = _call(splits[i][0], known_ops)
+            res = []
+            for j, avals in enumerate(res_avals):
+                res += outs[n_known:] if j == i else [_zeros(a) for a in avals]
+            return outs[:n_known] + res
+        return _retrace(fun, [a for a, u in zip(in_avals, unknowns) if not u], "cond_known")
+
+    jaxprs, consts = _join_consts([known_branch(i) for i in range(len(branches))])
+    with set_current_trace(trace.parent):
+        known_outs = cond_p.bind(index, *consts, *[x for x, u in zip(ops, unknowns) if not u],
+                                 branches=tuple(jaxprs))
+    residuals = known_outs[n_known:]
+    if not any(out_uk):
+        return known_outs[:n_known]
+    all_res = [a for avals in res_avals for a in avals]
+    starts = np.cumsum([0] + [len(r) for r in res_avals]).tolist()
+
+    def unknown_branch(i):
+        def fun(*xs):
+            return _call(splits[i][1], list(xs[starts[i]:starts[i + 1]]) + list(xs[len(all_res):]))
+        return _retrace(fun, all_res + [a for a, u in zip(in_avals, unknowns) if u], "cond_unknown")
+
+    jaxprs, consts = _join_consts([unknown_branch(i) for i in range(len(branches))])
+    unknown_outs = trace.stage(cond_p, [index, *consts, *residuals, *[x for x, u in zip(ops, unknowns) if u]],
+                               {"branches": tuple(jaxprs)})
+    return _merge(out_uk, known_outs[:n_known], unknown_outs)
+
+
+def _cond_transpose(cts, index, *ops, branches):
+    """The index and the residual operands are non-linear; each branch is transposed on its own."""
+    linear = [ad.is_undefined(x) for x in ops]
+    cts = [ad.instantiate_zeros(ct) for ct in cts]
+    jaxprs, consts = _join_consts([ad.transpose_jaxpr(br, linear) for br in branches])
+    outs = iter(cond_p.bind(index, *consts, *[x for x, lin in zip(ops, linear) if not lin], *cts,
+                            branches=tuple(jaxprs)))
+    return [None] + [next(outs) if lin else None for lin in linear]
+
+
+ad.jvp_rules[cond_p] = _cond_jvp
+partial_eval.partial_eval_rules[cond_p] = _cond_partial_eval
+ad.transpose_rules[cond_p] = _cond_transpose
 
 
 # ----- loop bodies: weak types and carry checks (shared by while_loop and scan) ----------------------
@@ -386,6 +546,80 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
 while_p = Primitive("while", multiple_results=True)
 while_p.def_abstract_eval(_while_abstract_eval)
 lowering.register(while_p, _while_lowering)
+
+
+# ----- while: differentiation rules -------------------------------------------------------------------
+# Forward mode only: the loop carries (primal, tangent) pairs. Reverse mode would need the
+# iterates of a loop whose trip count is unknown when it is staged, so transposition is refused.
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    ncc, nbc = cond_nconsts, body_nconsts
+    cconsts, bconsts, init = primals[:ncc], primals[ncc:ncc + nbc], primals[ncc + nbc:]
+    bconst_t, init_t = tangents[ncc:ncc + nbc], tangents[ncc + nbc:]
+    bc_nz = [_nonzero(t) for t in bconst_t]
+    nk = len(init)
+    carry_nz = _fixpoint([_nonzero(t) for t in init_t],
+                         lambda nz: ad.jvp_jaxpr(body_jaxpr, bc_nz + nz, instantiate=nz)[1])
+    body_jvp, _ = ad.jvp_jaxpr(body_jaxpr, bc_nz + carry_nz, instantiate=carry_nz)
+    # body_jvp: (bconsts, carry, bconsts_t, carry_t) -> (carry, carry_t); the loop wants the
+    # tangent consts among the consts and the tangent carries among the carries
+    nbt, nkt = sum(bc_nz), sum(carry_nz)
+    perm = [*range(nbc), *range(nbc + nk, nbc + nk + nbt), *range(nbc, nbc + nk),
+            *range(nbc + nk + nbt, nbc + nk + nbt + nkt)]
+    body, bh = _param_jaxpr(_permuted(body_jvp, perm, range(nk + nkt), "while_body_jvp"))
+    carry_avals = body_jaxpr.out_avals
+    carry_t_avals = [ad.tangent_aval(a) for nz, a in zip(carry_nz, carry_avals, strict=True) if nz]
+    cond, ch = _param_jaxpr(_retrace(lambda *a: _call(cond_jaxpr, a[:ncc + nk]),
+                                     list(cond_jaxpr.in_avals) + carry_t_avals, "while_cond_jvp"))
+    outs = while_p.bind(*ch, *cconsts, *bh, *bconsts, *[t for t in bconst_t if _nonzero(t)], *init,
+                        *[ad.instantiate_zeros(t) for t, nz in zip(init_t, carry_nz, strict=True) if nz],
+                        cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=len(ch) + ncc,
+                        body_nconsts=len(bh) + nbc + nbt)
+    return outs[:nk], _tangents_out(outs[nk:], carry_nz, carry_avals)
+
+
+def _while_partial_eval(trace, args, params):
+    """The carries that stay known form a known loop, run now. If any carry is unknown the whole
+    loop is staged too (its known operands become residuals) and gives the unknown carries: the
+    unknown carries of a while loop cannot be computed without re-running the loop."""
+    cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
+    ncc, nbc = params["cond_nconsts"], params["body_nconsts"]
+    uk = [trace.is_unknown(x) for x in args]
+    cc_uk, bc_uk, init_uk = uk[:ncc], uk[ncc:ncc + nbc], uk[ncc + nbc:]
+    carry_uk = _fixpoint(init_uk, lambda u: partial_eval.partial_eval_jaxpr(body_jaxpr, bc_uk + u,
+                                                                            instantiate=u)[2])
+    cond_known, _, cond_uk, _ = partial_eval.partial_eval_jaxpr(cond_jaxpr, cc_uk + carry_uk)
+    if cond_uk[0] or all(carry_uk):
+        return trace.stage(while_p, args, params)
+    body_known = partial_eval.partial_eval_jaxpr(body_jaxpr, bc_uk + carry_uk, instantiate=carry_uk)[0]
+    n_kk = len(carry_uk) - sum(carry_uk)
+    # the known programs also return residuals, which a loop has no use for
+    body, bh = _param_jaxpr(_retrace(lambda *a: _call(body_known, a)[:n_kk], body_known.in_avals,
+                                     "while_body_known"))
+    cond, ch = _param_jaxpr(_retrace(lambda *a: _call(cond_known, a)[:1], cond_known.in_avals,
+                                     "while_cond_known"))
+
+    def known(xs, unknowns):
+        return [x for x, u in zip(xs, unknowns, strict=True) if not u]
+
+    with set_current_trace(trace.parent):
+        known_outs = while_p.bind(*ch, *known(args[:ncc], cc_uk), *bh, *known(args[ncc:ncc + nbc], bc_uk),
+                                  *known(args[ncc + nbc:], carry_uk), cond_jaxpr=cond, body_jaxpr=body,
+                                  cond_nconsts=len(ch) + ncc - sum(cc_uk), body_nconsts=len(bh) + nbc - sum(bc_uk))
+    if not any(carry_uk):
+        return known_outs
+    all_outs = trace.stage(while_p, args, params)
+    return _merge(carry_uk, known_outs, [o for o, u in zip(all_outs, carry_uk, strict=True) if u])
+
+
+def _while_transpose(cts, *args, **params):
+    raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
+                     "dynamic start/stop values. Try using lax.scan, or lax.fori_loop with constant start/stop.")
+
+
+ad.jvp_rules[while_p] = _while_jvp
+partial_eval.partial_eval_rules[while_p] = _while_partial_eval
+ad.transpose_rules[while_p] = _while_transpose
 
 
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
@@ -588,11 +822,172 @@ scan_p.def_abstract_eval(_scan_abstract_eval)
 lowering.register(scan_p, _scan_lowering)
 
 
-def map(f, xs):  # noqa: A001 (JAX's name)
-    """`f` applied to each slice of `xs` along its leading axis, results stacked (a `scan` with no
-    carry). Example: `lax.map(lambda x: x @ x, jnp.ones((5, 3)))` has shape (5,)."""
-    _, ys = scan(lambda _, x: ((), f(x)), (), xs)
-    return ys
+# ----- scan: differentiation rules --------------------------------------------------------------------
+# jvp: one scan over (primal, tangent) pairs. Partial evaluation: a known scan that also emits the
+# residuals of every iteration as extra ys (stacked), and an unknown scan that reads them back as
+# xs. Transposition: a scan in the opposite direction whose carry holds the cotangents of the
+# carry and the running sums of the linear consts' cotangents, and whose ys are the cotangents of
+# the linear xs.
+
+def _scan_split(seq, num_consts, num_carry):
+    return seq[:num_consts], seq[num_consts:num_consts + num_carry], seq[num_consts + num_carry:]
+
+
+def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, length, reverse, unroll, linear):
+    nc, nk = num_consts, num_carry
+    ny = len(jaxpr.out_avals) - nk
+    consts_t, init_t, xs_t = _scan_split(tangents, nc, nk)
+    c_nz, x_nz = [_nonzero(t) for t in consts_t], [_nonzero(t) for t in xs_t]
+    carry_nz = _fixpoint([_nonzero(t) for t in init_t],
+                         lambda nz: ad.jvp_jaxpr(jaxpr, c_nz + nz + x_nz, instantiate=nz + [False] * ny)[1][:nk])
+    jvp_closed, out_nz = ad.jvp_jaxpr(jaxpr, c_nz + carry_nz + x_nz, instantiate=carry_nz + [False] * ny)
+    y_nz = list(out_nz[nk:])
+    # jvp_closed: (consts, carry, xs, consts_t, carry_t, xs_t) -> (carry, ys, carry_t, ys_t);
+    # scan wants (consts, consts_t, carry, carry_t, xs, xs_t) -> (carry, carry_t, ys, ys_t)
+    n_in, nct, nkt, nxt, nyt = len(primals), sum(c_nz), sum(carry_nz), sum(x_nz), sum(y_nz)
+    t0 = n_in
+    perm = [*range(nc), *range(t0, t0 + nct), *range(nc, nc + nk), *range(t0 + nct, t0 + nct + nkt),
+            *range(nc + nk, n_in), *range(t0 + nct + nkt, t0 + nct + nkt + nxt)]
+    out_perm = [*range(nk), *range(nk + ny, nk + ny + nkt), *range(nk, nk + ny),
+                *range(nk + ny + nkt, nk + ny + nkt + nyt)]
+    body, hoisted = _param_jaxpr(_permuted(jvp_closed, perm, out_perm, "scan_jvp"))
+    consts, init, xs = _scan_split(primals, nc, nk)
+    operands = [*hoisted, *consts, *[t for t in consts_t if _nonzero(t)], *init,
+                *[ad.instantiate_zeros(t) for t, nz in zip(init_t, carry_nz, strict=True) if nz],
+                *xs, *[t for t in xs_t if _nonzero(t)]]
+    outs = scan_p.bind(*operands, jaxpr=body, num_consts=len(hoisted) + nc + nct, num_carry=nk + nkt,
+                       length=length, reverse=reverse, unroll=unroll, linear=(False,) * len(operands))
+    out_avals = _scan_abstract_eval(*[aval_of(x) for x in primals], jaxpr=jaxpr, num_consts=nc, num_carry=nk,
+                                    length=length, reverse=reverse, unroll=unroll, linear=linear)
+    carry, carry_t, ys, ys_t = outs[:nk], outs[nk:nk + nkt], outs[nk + nkt:nk + nkt + ny], outs[nk + nkt + ny:]
+    return carry + ys, (_tangents_out(carry_t, carry_nz, out_avals[:nk])
+                        + _tangents_out(ys_t, y_nz, out_avals[nk:]))
+
+
+def _scan_partial_eval(trace, args, params):
+    jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
+    ny = len(jaxpr.out_avals) - nk
+    c_uk, init_uk, x_uk = _scan_split([trace.is_unknown(x) for x in args], nc, nk)
+    carry_uk = _fixpoint(init_uk, lambda u: partial_eval.partial_eval_jaxpr(
+        jaxpr, c_uk + u + x_uk, instantiate=u + [False] * ny)[2][:nk])
+    unknowns = c_uk + carry_uk + x_uk
+    known, unknown, out_uk, num_res = partial_eval.partial_eval_jaxpr(jaxpr, unknowns,
+                                                                      instantiate=carry_uk + [False] * ny)
+    # known: (known consts, carry, xs) -> (known carry, known ys, residuals): residuals are extra ys
+    body, hoisted = _param_jaxpr(known)
+    known_args = [x for x, u in zip(args, unknowns, strict=True) if not u]
+    n_kk = nk - sum(carry_uk)
+    with set_current_trace(trace.parent):
+        known_outs = scan_p.bind(*hoisted, *known_args, jaxpr=body, num_consts=len(hoisted) + nc - sum(c_uk),
+                                 num_carry=n_kk, length=params["length"], reverse=params["reverse"],
+                                 unroll=params["unroll"], linear=(False,) * (len(hoisted) + len(known_args)))
+    n_known = len(known_outs) - num_res
+    residuals = known_outs[n_known:]
+    if not any(out_uk):
+        return known_outs[:n_known]
+    # unknown: (residuals, unknown consts, carry, xs) -> unknown outs; residuals are read as xs
+    n_uc, n_uk = sum(c_uk), sum(carry_uk)
+    n_ux = len(unknown.in_avals) - num_res - n_uc - n_uk
+    perm = [*range(num_res, num_res + n_uc + n_uk), *range(num_res), *range(num_res + n_uc + n_uk,
+                                                                             num_res + n_uc + n_uk + n_ux)]
+    body, hoisted = _param_jaxpr(_permuted(unknown, perm, range(len(unknown.out_avals)), "scan_unknown"))
+    consts, init, xs = _scan_split(args, nc, nk)
+    operands = [*hoisted, *[x for x, u in zip(consts, c_uk, strict=True) if u],
+                *[x for x, u in zip(init, carry_uk, strict=True) if u], *residuals,
+                *[x for x, u in zip(xs, x_uk, strict=True) if u]]
+    unknown_outs = trace.stage(scan_p, operands, {**params, "jaxpr": body, "num_consts": len(hoisted) + n_uc,
+                                                  "num_carry": n_uk, "linear": (False,) * len(operands)})
+    return _merge(out_uk, known_outs[:n_known], unknown_outs)
+
+
+def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll, linear):
+    """Consts and xs split into non-linear residuals and linear operands; every carry is linear
+    (a carry whose initial value is known, e.g. a materialized zero tangent, gets no cotangent)."""
+    nc, nk = num_consts, num_carry
+    consts, init, xs = _scan_split(args, nc, nk)
+    c_lin, x_lin = [ad.is_undefined(x) for x in consts], [ad.is_undefined(x) for x in xs]
+    cts = [ad.instantiate_zeros(ct) for ct in cts]
+    ct_carry, ct_ys = cts[:nk], cts[nk:]
+    # transposed: (res consts, res xs, ct carry out, ct y) -> (ct lin consts, ct carry in, ct lin xs)
+    transposed = ad.transpose_jaxpr(jaxpr, c_lin + [True] * nk + x_lin)
+    in_c, in_k, in_x = _scan_split(jaxpr.in_avals, nc, nk)
+    res_c_avals = [a for a, lin in zip(in_c, c_lin, strict=True) if not lin]
+    lin_c_avals = [x.aval for x in consts if ad.is_undefined(x)]
+    res_x_avals = [a for a, lin in zip(in_x, x_lin, strict=True) if not lin]
+    ct_y_avals = [a.strip_weak_type() for a in jaxpr.out_avals[nk:]]
+    n_rc, n_lc, n_rx = len(res_c_avals), len(lin_c_avals), len(res_x_avals)
+
+    def body_fun(*a):
+        res_c, acc, ct_k = a[:n_rc], a[n_rc:n_rc + n_lc], a[n_rc + n_lc:n_rc + n_lc + nk]
+        res_x, ct_y = a[n_rc + n_lc + nk:n_rc + n_lc + nk + n_rx], a[n_rc + n_lc + nk + n_rx:]
+        outs = _call(transposed, [*res_c, *res_x, *ct_k, *ct_y])
+        ct_c = [ad.add_tangents(s, c) for s, c in zip(acc, outs[:n_lc], strict=True)]
+        return ct_c + outs[n_lc:]
+
+    body_avals = (res_c_avals + [a.strip_weak_type() for a in lin_c_avals] + [a.strip_weak_type() for a in in_k]
+                  + res_x_avals + ct_y_avals)
+    body, hoisted = _param_jaxpr(_retrace(body_fun, body_avals, "scan_transpose"))
+    operands = [*hoisted, *[x for x in consts if not ad.is_undefined(x)], *[_zeros(a) for a in lin_c_avals],
+                *ct_carry, *[x for x in xs if not ad.is_undefined(x)], *ct_ys]
+    outs = scan_p.bind(*operands, jaxpr=body, num_consts=len(hoisted) + n_rc, num_carry=n_lc + nk, length=length,
+                       reverse=not reverse, unroll=unroll, linear=(False,) * len(operands))
+    ct_consts, ct_init, ct_xs = iter(outs[:n_lc]), outs[n_lc:n_lc + nk], iter(outs[n_lc + nk:])
+    return ([next(ct_consts) if lin else None for lin in c_lin]
+            + [ct if ad.is_undefined(x) else None for x, ct in zip(init, ct_init, strict=True)]
+            + [next(ct_xs) if lin else None for lin in x_lin])
+
+
+ad.jvp_rules[scan_p] = _scan_jvp
+partial_eval.partial_eval_rules[scan_p] = _scan_partial_eval
+ad.transpose_rules[scan_p] = _scan_transpose
+
+
+def map(f, xs, *, batch_size=None):  # noqa: A001 (JAX's name)
+    """`f` applied to each slice of the pytree `xs` along its leading axis, results stacked (a `scan`
+    with no carry).
+
+    With `batch_size=b`, the loop runs over `length // b` batches of `b` slices, and the last
+    `length % b` slices are mapped separately and concatenated (JAX's scheme). Each batch is, for
+    now, a Python loop of `f` over its `b` slices inside the scan body (unrolled in the program);
+    it becomes `vmap(f)` once vmap exists, so `f` should not rely on seeing one slice at a time.
+    Example: `lax.map(lambda x: x @ x, jnp.ones((5, 3)), batch_size=2)` has shape (5,).
+    """
+    if batch_size is None:
+        _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+        return ys
+    batch_size = operator.index(batch_size)
+    if batch_size <= 0:
+        raise ValueError(f"lax.map: batch_size must be a positive integer, got {batch_size}.")
+    leaves, xs_tree = tree_flatten(xs)
+    leaves = [_operand(x) for x in leaves]
+    if not leaves:
+        raise ValueError("lax.map got no values to map over (xs has no array leaves).")
+    for x in leaves:
+        if x.aval.ndim == 0:
+            raise ValueError(f"lax.map got value with no leading axis to map over: {x.aval.str_short()}.")
+    sizes = {x.aval.shape[0] for x in leaves}
+    if len(sizes) > 1:
+        raise ValueError(f"lax.map got values with different leading axis sizes: {sorted(sizes)}.")
+    length = sizes.pop()
+    n_batches, rem = divmod(length, batch_size)
+    full = n_batches * batch_size
+
+    def map_batch(batch, n):
+        ys = [f(tree_unflatten(xs_tree, [index_in_dim(x, i, 0, keepdims=False) for x in batch]))
+              for i in range(n)]
+        return tree_map(lambda *y: concatenate([expand_dims(_operand(v), (0,)) for v in y], 0), *ys)
+
+    parts = []
+    if n_batches or not rem:  # a zero-length scan still gives the outputs' types for empty xs
+        batched = [reshape(slice_in_dim(x, 0, full, 1, 0), (n_batches, batch_size) + x.aval.shape[1:])
+                   for x in leaves]
+        _, ys = scan(lambda _, b: ((), map_batch(b, batch_size)), (), batched)
+        parts.append(tree_map(lambda y: reshape(y, (full,) + aval_of(y).shape[2:]), ys))
+    if rem:
+        parts.append(map_batch([slice_in_dim(x, full, length, 1, 0) for x in leaves], rem))
+    if len(parts) == 1:
+        return parts[0]
+    return tree_map(lambda a, b: concatenate([a, b], 0), *parts)
 
 
 # ----- associative_scan ---------------------------------------------------------------------------

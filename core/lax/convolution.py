@@ -9,10 +9,12 @@ stride) + 1 (0 when the window does not fit), where dilated_n = (n - 1) * dilati
 """
 import collections
 
+import numpy as np
+
 from .. import dtypes
 from ..interpreters import lowering
 from ..interpreters.lowering import i64_array
-from ._base import ANY, aval_of, check_dtype_accepted, dtype_kind, standard_primitive
+from ._base import ANY, aval_of, check_dtype_accepted, defbilinear, dtype_kind, standard_primitive
 from .dot import _PREFERRED_KINDS
 from .reductions import padtype_to_pads  # shared with reduce_window: one definition of 'SAME'
 
@@ -116,6 +118,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
         padding = tuple((int(lo), int(hi)) for lo, hi in padding)
     if preferred_element_type is not None:
         preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
+    lhs, lhs_dilation = _explicit_lhs_dilation(lhs, rhs, lhs_dilation, dn)
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dn, feature_group_count=int(feature_group_count),
@@ -229,6 +232,131 @@ def _conv_lowering(ctx, x, y, *, window_strides, padding, lhs_dilation, rhs_dila
 
 conv_general_dilated_p = standard_primitive("conv_general_dilated", _conv_shape_rule, _conv_dtype_rule)
 lowering.register(conv_general_dilated_p, _conv_lowering)
+
+
+# Differentiation: the convolution is bilinear. Per spatial dimension, with d(n, s) the dilated
+# size (n - 1) * s + 1, lo the low padding, K the dilated kernel size and ld the lhs dilation:
+#  - lhs cotangent: a convolution of the cotangent, dilated by window_strides, with the spatially
+#    reversed kernel (its in/out feature roles swapped), strided by lhs_dilation so that only
+#    real (undilated) input positions are produced, padded by (K - 1 - lo) below and so that
+#    exactly d(in, ld) + K - 1 positions are covered.
+#  - rhs cotangent: a convolution of lhs (batch and feature roles swapped: the batch is
+#    contracted) with the cotangent as kernel, dilated by window_strides, strided by
+#    rhs_dilation, keeping the low padding and padding above just enough for the last window.
+# Feature groups of the forward become batch groups of the rhs cotangent's convolution and vice
+# versa; for the lhs cotangent the kernel's group axis moves from its out-feature to its
+# in-feature dimension. As in JAX, no conjugation for complex operands.
+
+def _split_axis(x, axis, major):
+    """`x` with dimension `axis` split into (major, rest), major-first."""
+    from .structural import reshape
+    shape = aval_of(x).shape
+    return reshape(x, shape[:axis] + (major, shape[axis] // major) + shape[axis + 1:])
+
+
+def _merge_axis_into(x, src, dst):
+    """`x` with dimension `src` merged into dimension `dst` as its major part; `dst` counts the
+    dimensions of `x` without `src`."""
+    from .structural import reshape, transpose
+    shape = aval_of(x).shape
+    rest = [a for a in range(len(shape)) if a != src]
+    perm = rest[:dst] + [src] + rest[dst:]
+    if perm != list(range(len(shape))):
+        x = transpose(x, tuple(perm))
+    new_shape = [shape[a] for a in rest]
+    new_shape[dst] *= shape[src]
+    return reshape(x, tuple(new_shape))
+
+
+def _swap_roles(spec):
+    return (spec[1], spec[0]) + tuple(spec[2:])
+
+
+def _as_dtype(x, dtype):
+    from .structural import convert_element_type
+    return x if aval_of(x).dtype == dtype else convert_element_type(x, dtype)
+
+
+def _transpose_conv(lhs, rhs, *, lhs_dilation, padding, dimension_numbers, **params):
+    """The convolutions of the transposes (the wrapper avoids XLA's crash on some of them, which
+    second derivatives of strided convolutions produce: see `_explicit_lhs_dilation`)."""
+    return conv_general_dilated(lhs, rhs, lhs_dilation=lhs_dilation, padding=padding,
+                                dimension_numbers=dimension_numbers, **params)
+
+
+def _explicit_lhs_dilation(lhs, rhs, lhs_dilation, dn):
+    """jaxlib 0.10's XLA aborts the process (a failed check in its algebraic simplifier, which
+    swaps the operands of a convolution whose kernel is spatially larger than its input) on such
+    convolutions with lhs_dilation > 1. There the dilation is done with interior padding instead.
+    Returns the (maybe padded) lhs and the lhs_dilation left to the convolution."""
+    from .structural import pad
+    lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
+    if len(lhs_dilation) != len(dn.lhs_spec) - 2 or not any(d > 1 for d in lhs_dilation):
+        return lhs, lhs_dilation
+    in_size = int(np.prod([lhs_shape[a] for a in dn.lhs_spec[2:]]))
+    k_size = int(np.prod([rhs_shape[a] for a in dn.rhs_spec[2:]]))
+    if k_size < in_size:
+        return lhs, lhs_dilation
+    config = [(0, 0, 0)] * len(lhs_shape)
+    for a, d in zip(dn.lhs_spec[2:], lhs_dilation, strict=True):
+        config[a] = (0, 0, d - 1) if lhs_shape[a] > 0 else (0, 0, 0)
+    return pad(lhs, 0, config), (1,) * len(lhs_dilation)
+
+
+def _conv_transpose_lhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+                        feature_group_count, batch_group_count, preferred_element_type):
+    from .structural import rev
+    lhs_aval = lhs.aval
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    ct_shape = aval_of(ct).shape
+    rhs = _as_dtype(rhs, aval_of(ct).dtype)  # one operand dtype: compute in the cotangent's
+    rhs_shape = aval_of(rhs).shape
+    groups = 1
+    if feature_group_count > 1 or batch_group_count > 1:
+        # kernel out features (group, per-group) -> the group joins the in-feature dimension
+        groups = max(feature_group_count, batch_group_count)
+        rhs = _merge_axis_into(_split_axis(rhs, rhs_spec[0], groups), rhs_spec[0], rhs_spec[1])
+    pads = []
+    for i in range(len(window_strides)):
+        n_in = _dilate(lhs_aval.shape[lhs_spec[2 + i]], lhs_dilation[i])
+        k = _dilate(rhs_shape[rhs_spec[2 + i]], rhs_dilation[i])
+        n_out = _dilate(ct_shape[out_spec[2 + i]], window_strides[i])
+        lo = k - 1 - padding[i][0]
+        pads.append((lo, n_in + k - 1 - n_out - lo))
+    out = _transpose_conv(
+        ct, rev(rhs, tuple(rhs_spec[2:])), window_strides=lhs_dilation, padding=tuple(pads),
+        lhs_dilation=window_strides, rhs_dilation=rhs_dilation,
+        dimension_numbers=ConvDimensionNumbers(out_spec, _swap_roles(rhs_spec), lhs_spec),
+        feature_group_count=groups)
+    if batch_group_count > 1:
+        # features (batch group, in feature) -> the group goes back into the batch dimension
+        out = _merge_axis_into(_split_axis(out, lhs_spec[1], batch_group_count), lhs_spec[1], lhs_spec[0])
+    return _as_dtype(out, lhs_aval.dtype)
+
+
+def _conv_transpose_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+                        feature_group_count, batch_group_count, preferred_element_type):
+    rhs_aval = rhs.aval
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    lhs = _as_dtype(lhs, aval_of(ct).dtype)
+    lhs_shape, ct_shape = aval_of(lhs).shape, aval_of(ct).shape
+    pads = []
+    for i in range(len(window_strides)):
+        n_in = _dilate(lhs_shape[lhs_spec[2 + i]], lhs_dilation[i])
+        k = _dilate(rhs_aval.shape[rhs_spec[2 + i]], rhs_dilation[i])
+        n_out = _dilate(ct_shape[out_spec[2 + i]], window_strides[i])
+        lo = padding[i][0]
+        pads.append((lo, n_out - n_in + k - 1 - lo))
+    out = _transpose_conv(
+        lhs, ct, window_strides=rhs_dilation, padding=tuple(pads), lhs_dilation=lhs_dilation,
+        rhs_dilation=window_strides,
+        dimension_numbers=ConvDimensionNumbers(_swap_roles(lhs_spec), _swap_roles(out_spec),
+                                               _swap_roles(rhs_spec)),
+        feature_group_count=batch_group_count, batch_group_count=feature_group_count)
+    return _as_dtype(out, rhs_aval.dtype)
+
+
+defbilinear(conv_general_dilated_p, _conv_transpose_lhs, _conv_transpose_rhs)
 
 
 # ----- wrappers ------------------------------------------------------------------------------

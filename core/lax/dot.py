@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from ..interpreters import lowering
-from ._base import ANY, aval_of, check_dtype_accepted, dtype_kind, standard_primitive
+from ._base import ANY, aval_of, check_dtype_accepted, defbilinear, dtype_kind, standard_primitive
 
 __all__ = ["dot_general", "dot", "batch_matmul"]
 
@@ -128,6 +128,56 @@ def _dot_general_lowering(ctx, x, y, *, dimension_numbers, preferred_element_typ
 dot_general_p = standard_primitive("dot_general", _dot_general_shape_rule, _dot_general_dtype_rule,
                                    _dot_general_weak_type_rule)
 lowering.register(dot_general_p, _dot_general_lowering)
+
+
+# Differentiation: dot_general is bilinear. The cotangent of one operand contracts the output
+# cotangent with the other operand over the *other operand's free dimensions* (pairing the batch
+# dimensions again), which yields the operand's dimensions in the order (batch, own free, own
+# contracting in the other operand's axis order); a transpose restores the operand's own order.
+# As in JAX, there is no conjugation for complex operands.
+
+def _dot_general_transpose_operand(ct, other, operand_aval, own_dims, other_dims, ct_other_free_start):
+    """Cotangent of the operand with dimensions `own_dims = (contracting, batch)`, given the other
+    operand and its `other_dims`; `ct_other_free_start` is where the other operand's free
+    dimensions begin among the output's (after batch, and after the operand's own free ones when
+    the operand is lhs)."""
+    from .structural import convert_element_type, transpose
+    own_c, own_b = own_dims
+    other_c, other_b = other_dims
+    nbatch = len(own_b)
+    own_free = [a for a in range(operand_aval.ndim) if a not in own_b and a not in own_c]
+    other_free = [a for a in range(aval_of(other).ndim) if a not in other_b and a not in other_c]
+    ct_other_free = tuple(range(ct_other_free_start, ct_other_free_start + len(other_free)))
+    # dot_general takes one operand dtype: compute in the cotangent's dtype (e.g. the float32 of
+    # preferred_element_type for bfloat16 operands), then return to the operand's dtype.
+    ct_dtype = aval_of(ct).dtype
+    if aval_of(other).dtype != ct_dtype:
+        other = convert_element_type(other, ct_dtype)
+    res = dot_general(ct, other, ((ct_other_free, tuple(other_free)), (tuple(range(nbatch)), tuple(other_b))))
+    # the axis of the operand that each result axis stands for
+    kept_other = sorted(a for a in other_c)  # the other operand's remaining axes, ascending
+    src = list(own_b) + own_free + [own_c[other_c.index(a)] for a in kept_other]
+    perm = tuple(int(i) for i in np.argsort(src))
+    if perm != tuple(range(len(perm))):
+        res = transpose(res, perm)
+    if aval_of(res).dtype != operand_aval.dtype:
+        res = convert_element_type(res, operand_aval.dtype)
+    return res
+
+
+def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, preferred_element_type):
+    (lc, rc), (lb, rb) = dimension_numbers
+    x_aval = x.aval
+    n_lhs_free = x_aval.ndim - len(lb) - len(lc)
+    return _dot_general_transpose_operand(ct, y, x_aval, (lc, lb), (rc, rb), len(lb) + n_lhs_free)
+
+
+def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, preferred_element_type):
+    (lc, rc), (lb, rb) = dimension_numbers
+    return _dot_general_transpose_operand(ct, x, y.aval, (rc, rb), (lc, lb), len(lb))
+
+
+defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
 
 
 # ----- wrappers ------------------------------------------------------------------------------

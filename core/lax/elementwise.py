@@ -14,9 +14,12 @@ import numpy as np
 from .. import dtypes
 from ..interpreters import lowering
 
+from ..interpreters import ad
+from ..avals import ShapedArray
 from ._base import (ANY, BOOL, COMPLEX, FLOAT, FLOAT_OR_COMPLEX, INT, INT_OR_BOOL, NUMBER, SIGNED,
-                    broadcasting_shape_rule, check_dtype_accepted, dtype_kind,
-                    elementwise_args, elementwise_lowering, naryop, standard_primitive)
+                    aval_of, broadcast_like, broadcasting_shape_rule, check_dtype_accepted, defbilinear,
+                    defjvp, defjvp2, defjvp_zero, deflinear, defnondiff, dtype_kind, elementwise_args,
+                    elementwise_lowering, naryop, standard_primitive, unbroadcast)
 
 __all__ = [
     "add", "sub", "mul", "div", "rem", "pow", "integer_pow", "neg", "sign", "floor", "ceil", "round",
@@ -41,6 +44,36 @@ def _to_bool(dtype):
     return dtypes.bool_
 
 
+# ----- helpers of the differentiation rules -----------------------------------------------------
+# structural.py imports this module, so its operations are imported where they are used.
+
+def _zeros(x):
+    """Zeros with the shape and dtype of `x` (a value or an abstract value)."""
+    from .structural import full
+    aval = x if isinstance(x, ShapedArray) else aval_of(x)
+    return full(aval.shape, 0, aval.dtype)
+
+
+def _convert(x, dtype):
+    from .structural import convert_element_type
+    return convert_element_type(x, dtype)
+
+
+def _replace_zero(x):
+    """`x` with its zeros replaced by ones: a divisor or log argument safe where x == 0 (the
+    value there is then masked or multiplied by zero)."""
+    return select_n(eq(x, 0), x, add(_zeros(x), 1))
+
+
+def _zero_tangent(x):
+    return ad.Zero(ad.tangent_aval(aval_of(x)))
+
+
+# Python floats, not NumPy scalars: they take the dtype of the array they meet (weak typing)
+_LOG2 = float(np.log(2.0))
+_TWO_OVER_SQRT_PI = float(2 / np.sqrt(np.pi))
+
+
 # ----- arithmetic ------------------------------------------------------------------------------
 
 def add(x, y):
@@ -49,6 +82,8 @@ def add(x, y):
 
 
 add_p = naryop("add", NUMBER, hlo_op="stablehlo.add")
+deflinear(add_p, lambda ct, x, y: [unbroadcast(ct, x.aval) if ad.is_undefined(x) else None,
+                                   unbroadcast(ct, y.aval) if ad.is_undefined(y) else None])
 
 
 def sub(x, y):
@@ -57,6 +92,8 @@ def sub(x, y):
 
 
 sub_p = naryop("sub", NUMBER, hlo_op="stablehlo.subtract")
+deflinear(sub_p, lambda ct, x, y: [unbroadcast(ct, x.aval) if ad.is_undefined(x) else None,
+                                   unbroadcast(neg(ct), y.aval) if ad.is_undefined(y) else None])
 
 
 def mul(x, y):
@@ -65,6 +102,8 @@ def mul(x, y):
 
 
 mul_p = naryop("mul", NUMBER, hlo_op="stablehlo.multiply")
+defbilinear(mul_p, lambda ct, x, y: unbroadcast(mul(ct, y), x.aval),
+            lambda ct, x, y: unbroadcast(mul(x, ct), y.aval))
 
 
 def div(x, y):
@@ -76,6 +115,18 @@ def div(x, y):
 
 
 div_p = naryop("div", NUMBER, hlo_op="stablehlo.divide")
+defjvp(div_p, lambda t, x, y: div(t, y),
+       lambda t, x, y: mul(neg(t), div(x, square(y))))
+
+
+def _div_transpose(ct, x, y):
+    # the jvp divides a tangent by the primal y: only the numerator is ever linear
+    if ad.is_undefined(y):
+        raise ValueError("div is not linear in its divisor: it cannot be transposed in y.")
+    return [unbroadcast(div(ct, y), x.aval), None]
+
+
+ad.transpose_rules[div_p] = _div_transpose
 
 
 def rem(x, y):
@@ -87,6 +138,15 @@ def rem(x, y):
 
 
 rem_p = naryop("rem", INT + FLOAT, hlo_op="stablehlo.remainder")
+
+
+def _rem_jvp_y(t, x, y):
+    # rem(x, y) = x - y * trunc(x / y), and trunc(x / y) is locally constant
+    q = div(x, y)
+    return mul(neg(t), mul(sign(q), floor(abs(q))))
+
+
+defjvp(rem_p, lambda t, x, y: t, _rem_jvp_y)
 
 
 def pow(x, y):
@@ -120,6 +180,26 @@ def _pow_lowering(ctx, x, y):
 pow_p = standard_primitive("pow", lambda x, y: broadcasting_shape_rule("pow", x, y), _pow_dtype_rule,
                            lambda x, y: x.weak_type and y.weak_type)
 lowering.register(pow_p, _pow_lowering)
+
+
+def _pow_jvp_x(t, ans, x, y):
+    out = aval_of(ans)
+    x, y = broadcast_like(x, out), broadcast_like(y, out)
+    if dtype_kind(aval_of(y).dtype) in INT:
+        # y * x**(y - 1), and exactly 0 for y == 0 (where 0 * 0**-1 would be nan at x == 0)
+        jac = mul(_convert(y, out.dtype), pow(x, sub(y, 1)))
+        jac = select_n(eq(y, 0), jac, _zeros(jac))
+    else:
+        jac = mul(y, pow(x, sub(y, 1)))
+    return mul(t, jac)
+
+
+def _pow_jvp_y(t, ans, x, y):
+    # log(x) * x**y, taken as 0 at x == 0 (the limit for y > 0)
+    return mul(t, mul(log(_replace_zero(x)), ans))
+
+
+defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
 
 
 def integer_pow(x, y):
@@ -160,6 +240,15 @@ integer_pow_p = standard_primitive("integer_pow", lambda x, **_: x.shape, _integ
 lowering.register(integer_pow_p, _integer_pow_lowering)
 
 
+def _integer_pow_jvp(t, x, *, y):
+    if y == 0:
+        return _zero_tangent(x)
+    return mul(t, mul(integer_pow(x, y - 1), y))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp)
+
+
 def square(x):
     """Elementwise x * x. Example: `lax.square(jnp.array([3, -2]))` is `[9, 4]`."""
     return square_p.bind(x)
@@ -167,6 +256,7 @@ def square(x):
 
 square_p = naryop("square", NUMBER)
 lowering.register(square_p, lambda ctx, x: ctx.b.op("stablehlo.multiply", [x, x], [ctx.avals_out[0]]))
+defjvp(square_p, lambda t, x: mul(t, mul(x, 2)))
 
 
 def reciprocal(x):
@@ -183,6 +273,7 @@ def neg(x):
 
 
 neg_p = naryop("neg", NUMBER, hlo_op="stablehlo.negate")
+deflinear(neg_p, lambda ct, x: [neg(ct)])
 
 
 def sign(x):
@@ -205,6 +296,7 @@ def _sign_lowering(ctx, x):
 
 sign_p = naryop("sign", NUMBER)
 lowering.register(sign_p, _sign_lowering)
+defjvp_zero(sign_p)
 
 
 def abs(x):
@@ -218,6 +310,16 @@ def abs(x):
 abs_p = naryop("abs", SIGNED + FLOAT_OR_COMPLEX, result_dtype=_real_dtype, hlo_op="stablehlo.abs")
 
 
+def _abs_jvp(t, ans, x):
+    if dtypes.is_complex(aval_of(x).dtype):
+        # |x| is not holomorphic: its derivative along t is Re(conj(x) / |x| * t), 0 at x == 0
+        return real(mul(t, div(conj(x), _replace_zero(_convert(ans, aval_of(x).dtype)))))
+    return select_n(ge(x, 0), neg(t), t)  # the derivative at 0 is taken from the right, as JAX
+
+
+defjvp2(abs_p, _abs_jvp)
+
+
 # ----- rounding --------------------------------------------------------------------------------
 
 def floor(x):
@@ -226,6 +328,7 @@ def floor(x):
 
 
 floor_p = naryop("floor", FLOAT, hlo_op="stablehlo.floor")
+defjvp_zero(floor_p)
 
 
 def ceil(x):
@@ -234,6 +337,7 @@ def ceil(x):
 
 
 ceil_p = naryop("ceil", FLOAT, hlo_op="stablehlo.ceil")
+defjvp_zero(ceil_p)
 
 
 class RoundingMethod(enum.IntEnum):
@@ -259,6 +363,7 @@ def _round_lowering(ctx, x, *, rounding_method):
 
 round_p = naryop("round", FLOAT)
 lowering.register(round_p, _round_lowering)
+defjvp_zero(round_p)
 
 
 # ----- exponentials, logarithms and friends ---------------------------------------------------
@@ -269,6 +374,7 @@ def exp(x):
 
 
 exp_p = naryop("exp", FLOAT_OR_COMPLEX, hlo_op="stablehlo.exponential")
+defjvp2(exp_p, lambda t, ans, x: mul(t, ans))
 
 
 def exp2(x):
@@ -289,6 +395,7 @@ def _exp2_lowering(ctx, x):
 
 exp2_p = naryop("exp2", FLOAT_OR_COMPLEX)
 lowering.register(exp2_p, _exp2_lowering)
+defjvp2(exp2_p, lambda t, ans, x: mul(t, mul(ans, _LOG2)))
 
 
 def log(x):
@@ -297,6 +404,7 @@ def log(x):
 
 
 log_p = naryop("log", FLOAT_OR_COMPLEX, hlo_op="stablehlo.log")
+defjvp(log_p, lambda t, x: div(t, x))
 
 
 def log1p(x):
@@ -305,6 +413,7 @@ def log1p(x):
 
 
 log1p_p = naryop("log1p", FLOAT_OR_COMPLEX, hlo_op="stablehlo.log_plus_one")
+defjvp(log1p_p, lambda t, x: div(t, add(x, 1)))
 
 
 def expm1(x):
@@ -313,6 +422,7 @@ def expm1(x):
 
 
 expm1_p = naryop("expm1", FLOAT_OR_COMPLEX, hlo_op="stablehlo.exponential_minus_one")
+defjvp2(expm1_p, lambda t, ans, x: mul(t, add(ans, 1)))
 
 
 def tanh(x):
@@ -321,6 +431,8 @@ def tanh(x):
 
 
 tanh_p = naryop("tanh", FLOAT_OR_COMPLEX, hlo_op="stablehlo.tanh")
+# 1 - tanh**2 as (1 + tanh)(1 - tanh): no cancellation where tanh is near +-1
+defjvp2(tanh_p, lambda t, ans, x: mul(t, mul(add(ans, 1), sub(1, ans))))
 
 
 def logistic(x):
@@ -329,6 +441,7 @@ def logistic(x):
 
 
 logistic_p = naryop("logistic", FLOAT_OR_COMPLEX, hlo_op="stablehlo.logistic")
+defjvp2(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(1, ans))))
 
 
 def sqrt(x):
@@ -337,6 +450,7 @@ def sqrt(x):
 
 
 sqrt_p = naryop("sqrt", FLOAT_OR_COMPLEX, hlo_op="stablehlo.sqrt")
+defjvp2(sqrt_p, lambda t, ans, x: mul(t, div(0.5, ans)))
 
 
 def rsqrt(x):
@@ -345,6 +459,7 @@ def rsqrt(x):
 
 
 rsqrt_p = naryop("rsqrt", FLOAT_OR_COMPLEX, hlo_op="stablehlo.rsqrt")
+defjvp2(rsqrt_p, lambda t, ans, x: mul(t, mul(div(ans, x), -0.5)))
 
 
 def cbrt(x):
@@ -353,6 +468,7 @@ def cbrt(x):
 
 
 cbrt_p = naryop("cbrt", FLOAT, hlo_op="stablehlo.cbrt")
+defjvp2(cbrt_p, lambda t, ans, x: mul(t, mul(integer_pow(ans, -2), 1.0 / 3.0)))
 
 
 # ----- trigonometric and hyperbolic functions --------------------------------------------------
@@ -363,6 +479,7 @@ def sin(x):
 
 
 sin_p = naryop("sin", FLOAT_OR_COMPLEX, hlo_op="stablehlo.sine")
+defjvp(sin_p, lambda t, x: mul(t, cos(x)))
 
 
 def cos(x):
@@ -371,6 +488,7 @@ def cos(x):
 
 
 cos_p = naryop("cos", FLOAT_OR_COMPLEX, hlo_op="stablehlo.cosine")
+defjvp(cos_p, lambda t, x: neg(mul(t, sin(x))))
 
 
 def tan(x):
@@ -379,6 +497,7 @@ def tan(x):
 
 
 tan_p = naryop("tan", FLOAT_OR_COMPLEX, hlo_op="stablehlo.tan")
+defjvp2(tan_p, lambda t, ans, x: mul(t, add(square(ans), 1)))
 
 
 def asin(x):
@@ -387,6 +506,7 @@ def asin(x):
 
 
 asin_p = naryop("asin", FLOAT_OR_COMPLEX, hlo_op="chlo.asin")
+defjvp(asin_p, lambda t, x: mul(t, rsqrt(sub(1, square(x)))))
 
 
 def acos(x):
@@ -395,6 +515,7 @@ def acos(x):
 
 
 acos_p = naryop("acos", FLOAT_OR_COMPLEX, hlo_op="chlo.acos")
+defjvp(acos_p, lambda t, x: neg(mul(t, rsqrt(sub(1, square(x))))))
 
 
 def atan(x):
@@ -403,6 +524,7 @@ def atan(x):
 
 
 atan_p = naryop("atan", FLOAT_OR_COMPLEX, hlo_op="chlo.atan")
+defjvp(atan_p, lambda t, x: div(t, add(square(x), 1)))
 
 
 def atan2(x, y):
@@ -414,6 +536,8 @@ def atan2(x, y):
 
 
 atan2_p = naryop("atan2", FLOAT_OR_COMPLEX, hlo_op="stablehlo.atan2")
+defjvp(atan2_p, lambda t, x, y: mul(t, div(y, add(square(x), square(y)))),
+       lambda t, x, y: mul(t, div(neg(x), add(square(x), square(y)))))
 
 
 def sinh(x):
@@ -422,6 +546,7 @@ def sinh(x):
 
 
 sinh_p = naryop("sinh", FLOAT_OR_COMPLEX, hlo_op="chlo.sinh")
+defjvp(sinh_p, lambda t, x: mul(t, cosh(x)))
 
 
 def cosh(x):
@@ -430,6 +555,7 @@ def cosh(x):
 
 
 cosh_p = naryop("cosh", FLOAT_OR_COMPLEX, hlo_op="chlo.cosh")
+defjvp(cosh_p, lambda t, x: mul(t, sinh(x)))
 
 
 def asinh(x):
@@ -438,6 +564,7 @@ def asinh(x):
 
 
 asinh_p = naryop("asinh", FLOAT_OR_COMPLEX, hlo_op="chlo.asinh")
+defjvp(asinh_p, lambda t, x: mul(t, rsqrt(add(square(x), 1))))
 
 
 def acosh(x):
@@ -446,6 +573,8 @@ def acosh(x):
 
 
 acosh_p = naryop("acosh", FLOAT_OR_COMPLEX, hlo_op="chlo.acosh")
+# (x - 1)(x + 1) rather than x**2 - 1: exact near x == 1
+defjvp(acosh_p, lambda t, x: mul(t, rsqrt(mul(sub(x, 1), add(x, 1)))))
 
 
 def atanh(x):
@@ -454,6 +583,7 @@ def atanh(x):
 
 
 atanh_p = naryop("atanh", FLOAT_OR_COMPLEX, hlo_op="chlo.atanh")
+defjvp(atanh_p, lambda t, x: div(t, mul(sub(1, x), add(x, 1))))
 
 
 # ----- special functions -----------------------------------------------------------------------
@@ -464,6 +594,7 @@ def erf(x):
 
 
 erf_p = naryop("erf", FLOAT, hlo_op="chlo.erf")
+defjvp(erf_p, lambda t, x: mul(t, mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI)))
 
 
 def erfc(x):
@@ -472,6 +603,7 @@ def erfc(x):
 
 
 erfc_p = naryop("erfc", FLOAT, hlo_op="chlo.erfc")
+defjvp(erfc_p, lambda t, x: mul(t, mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI)))
 
 
 def erf_inv(x):
@@ -480,6 +612,7 @@ def erf_inv(x):
 
 
 erf_inv_p = naryop("erf_inv", FLOAT, hlo_op="chlo.erf_inv")
+defjvp2(erf_inv_p, lambda t, ans, x: mul(t, mul(exp(square(ans)), 1 / _TWO_OVER_SQRT_PI)))
 
 
 def lgamma(x):
@@ -488,6 +621,7 @@ def lgamma(x):
 
 
 lgamma_p = naryop("lgamma", FLOAT, hlo_op="chlo.lgamma")
+defjvp(lgamma_p, lambda t, x: mul(t, digamma(x)))
 
 
 def digamma(x):
@@ -496,6 +630,38 @@ def digamma(x):
 
 
 digamma_p = naryop("digamma", FLOAT, hlo_op="chlo.digamma")
+
+
+# Bernoulli numbers B_2 .. B_16 of the asymptotic series of trigamma
+_TRIGAMMA_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
+_TRIGAMMA_SHIFT = 8
+
+
+def _trigamma(x):
+    """polygamma(1, x), the derivative of digamma, from differentiable primitives (no primitive
+    of its own). For x < 0 the reflection psi1(x) = pi**2 / sin(pi x)**2 - psi1(1 - x); then the
+    recurrence psi1(z) = 1/z**2 + psi1(z + 1) moves z to w = z + 8 >= 8, where the asymptotic
+    series 1/w + 1/(2 w**2) + sum_k B_2k / w**(2k+1) (to B_14) is accurate to ~1e-15."""
+    reflect = lt(x, 0)
+    z = select_n(reflect, x, sub(1, x))
+    acc = _zeros(z)
+    for k in range(_TRIGAMMA_SHIFT):
+        acc = add(acc, integer_pow(add(z, float(k)), -2))
+    w = add(z, float(_TRIGAMMA_SHIFT))
+    u = integer_pow(w, -2)
+    series = _zeros(w)
+    for b in reversed(_TRIGAMMA_BERNOULLI):
+        series = add(mul(series, u), b)
+    tail = add(add(reciprocal(w), mul(u, 0.5)), mul(series, mul(u, reciprocal(w))))
+    psi1 = add(acc, tail)
+    # where the reflection is not used, sin(pi x) sees 0.5 instead of x: its poles at integers
+    # x >= 0 then make no inf (and no nan derivative) in the branch not taken
+    xs = select_n(reflect, add(_zeros(x), 0.5), x)
+    pi_over_sin = div(np.pi, sin(mul(xs, np.pi)))
+    return select_n(reflect, psi1, sub(square(pi_over_sin), psi1))
+
+
+defjvp(digamma_p, lambda t, x: mul(t, _trigamma(x)))
 
 
 def is_finite(x):
@@ -507,6 +673,7 @@ def is_finite(x):
 
 
 is_finite_p = naryop("is_finite", FLOAT, result_dtype=_to_bool, hlo_op="stablehlo.is_finite")
+defnondiff(is_finite_p)
 
 
 def nextafter(x1, x2):
@@ -518,6 +685,9 @@ def nextafter(x1, x2):
 
 
 nextafter_p = naryop("nextafter", FLOAT, hlo_op="chlo.next_after")
+# JAX has no rule for nextafter (grad raises); here every primitive is differentiable or declared
+# not, and a step of one ulp is treated like rounding: no derivative flows through it.
+defnondiff(nextafter_p)
 
 
 # ----- max, min, clamp, select ----------------------------------------------------------------
@@ -558,6 +728,18 @@ max_p = naryop("max", ANY)
 lowering.register(max_p, _minmax_lowering("stablehlo.maximum", "GT"))
 
 
+def _balanced_eq(x, ans, y):
+    """Where x is the answer: 1, halved where y is also the answer (JAX splits ties evenly)."""
+    ones = add(_zeros(ans), 1)
+    picked = select_n(eq(broadcast_like(x, aval_of(ans)), ans), _zeros(ans), ones)
+    shared = select_n(eq(broadcast_like(y, aval_of(ans)), ans), ones, add(ones, 1))
+    return div(picked, shared)
+
+
+defjvp2(max_p, lambda t, ans, x, y: mul(t, _balanced_eq(x, ans, y)),
+        lambda t, ans, x, y: mul(t, _balanced_eq(y, ans, x)))
+
+
 def min(x, y):
     """Elementwise minimum; NaN propagates; complex numbers compare lexicographically.
 
@@ -568,6 +750,8 @@ def min(x, y):
 
 min_p = naryop("min", ANY)
 lowering.register(min_p, _minmax_lowering("stablehlo.minimum", "LT"))
+defjvp2(min_p, lambda t, ans, x, y: mul(t, _balanced_eq(x, ans, y)),
+        lambda t, ans, x, y: mul(t, _balanced_eq(y, ans, x)))
 
 
 def clamp(min, x, max):
@@ -604,6 +788,25 @@ def _clamp_lowering(ctx, lo, x, hi):
 
 clamp_p = standard_primitive("clamp", _clamp_shape_rule, _clamp_dtype_rule, lambda mn, x, mx: x.weak_type)
 lowering.register(clamp_p, _clamp_lowering)
+
+
+# As JAX: a tangent flows to whichever operand is strictly selected; at ties (x == min or
+# x == max) none flows at all.
+def _clamp_jvp_min(t, lo, x, hi):
+    t = broadcast_like(t, aval_of(x))
+    return select_n(and_(gt(lo, x), lt(lo, hi)), _zeros(t), t)
+
+
+def _clamp_jvp_x(t, lo, x, hi):
+    return select_n(and_(gt(x, lo), lt(x, hi)), _zeros(t), t)
+
+
+def _clamp_jvp_max(t, lo, x, hi):
+    t = broadcast_like(t, aval_of(x))
+    return select_n(lt(hi, x), _zeros(t), t)
+
+
+defjvp(clamp_p, _clamp_jvp_min, _clamp_jvp_x, _clamp_jvp_max)
 
 
 def select_n(which, *cases):
@@ -671,6 +874,27 @@ select_n_p = standard_primitive("select_n", _select_n_shape_rule, _select_n_dtyp
 lowering.register(select_n_p, _select_n_lowering)
 
 
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    out = select_n_p.bind(which, *cases)
+    case_tangents = tangents[1:]
+    if all(type(t) is ad.Zero for t in case_tangents):
+        return out, _zero_tangent(out)
+    return out, select_n_p.bind(which, *[ad.instantiate_zeros(t) for t in case_tangents])
+
+
+def _select_n_transpose(ct, which, *cases):
+    if ad.is_undefined(which):
+        raise ValueError("select_n is not linear in its predicate `which`.")
+    zeros = _zeros(ct)
+    return [None] + [select_n_p.bind(which, *[ct if j == i else zeros for j in range(len(cases))])
+                     if ad.is_undefined(case) else None for i, case in enumerate(cases)]
+
+
+ad.jvp_rules[select_n_p] = _select_n_jvp
+ad.transpose_rules[select_n_p] = _select_n_transpose
+
+
 # ----- comparisons -----------------------------------------------------------------------------
 
 def _comparison(name, direction, accepted):
@@ -731,6 +955,7 @@ def ge(x, y):
 
 
 ge_p = _comparison("ge", "GE", ORDERED)
+defnondiff(eq_p, ne_p, lt_p, le_p, gt_p, ge_p)
 
 
 # ----- bitwise and logical operations ----------------------------------------------------------
@@ -768,6 +993,7 @@ not_p = naryop("not", INT_OR_BOOL, hlo_op="stablehlo.not")
 
 # JAX's newer names for the same primitives
 bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, not_
+defnondiff(and_p, or_p, xor_p, not_p)
 
 
 def shift_left(x, y):
@@ -815,6 +1041,7 @@ def clz(x):
 
 
 clz_p = naryop("clz", INT, hlo_op="stablehlo.count_leading_zeros")
+defnondiff(shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, population_count_p, clz_p)
 
 
 # ----- complex numbers -------------------------------------------------------------------------
@@ -825,6 +1052,7 @@ def real(x):
 
 
 real_p = naryop("real", COMPLEX, result_dtype=_real_dtype, hlo_op="stablehlo.real")
+deflinear(real_p, lambda ct, x: [complex(ct, _zeros(ct))])
 
 
 def imag(x):
@@ -833,6 +1061,8 @@ def imag(x):
 
 
 imag_p = naryop("imag", COMPLEX, result_dtype=_real_dtype, hlo_op="stablehlo.imag")
+# JAX's convention (no conjugation in transposes) makes the cotangent of imag -i * ct
+deflinear(imag_p, lambda ct, x: [complex(_zeros(ct), neg(ct))])
 
 _COMPLEX_OF = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128}
 
@@ -872,6 +1102,7 @@ def _conj_lowering(ctx, x):
 
 conj_p = standard_primitive("conj", lambda x: x.shape, _conj_dtype_rule, lambda x: x.weak_type)
 lowering.register(conj_p, _conj_lowering)
+deflinear(conj_p, lambda ct, x: [conj(ct) if dtypes.is_complex(x.aval.dtype) else real(ct)])
 
 
 def complex(x, y):
@@ -893,4 +1124,6 @@ def _complex_dtype_rule(x, y):
 complex_p = standard_primitive("complex", lambda x, y: broadcasting_shape_rule("complex", x, y),
                                _complex_dtype_rule, lambda x, y: x.weak_type and y.weak_type)
 lowering.register(complex_p, elementwise_lowering("stablehlo.complex"))
+deflinear(complex_p, lambda ct, x, y: [unbroadcast(real(ct), x.aval) if ad.is_undefined(x) else None,
+                                       unbroadcast(neg(imag(ct)), y.aval) if ad.is_undefined(y) else None])
 

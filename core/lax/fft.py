@@ -10,7 +10,7 @@ import numpy as np
 from .. import dtypes
 from ..interpreters import lowering
 from ..interpreters.lowering import i64_array
-from ._base import COMPLEX, FLOAT, check_dtype_accepted, standard_primitive
+from ._base import COMPLEX, FLOAT, aval_of, check_dtype_accepted, deflinear, standard_primitive
 
 __all__ = ["fft", "FftType"]
 
@@ -90,3 +90,39 @@ def _fft_lowering(ctx, x, *, fft_type, fft_lengths):
 
 fft_p = standard_primitive("fft", _fft_shape_rule, _fft_dtype_rule)
 lowering.register(fft_p, _fft_lowering)
+
+
+# Differentiation: fft is linear. Transposes follow JAX's convention (no conjugation for
+# C-linear maps; for a real <-> complex map the cotangent of a complex value z = u + iv is
+# dL/du - i dL/dv, so a real input's cotangent is the real part of the plain transpose):
+#  - FFT, IFFT: the DFT matrix exp(-+2 pi i jk / n) (and its 1/n-scaled inverse) is symmetric,
+#    so each is its own transpose.
+#  - RFFT = (keep the first n // 2 + 1 bins of the last axis) . FFT . (real -> complex): its
+#    transpose is real(FFT(ct zero-padded back to n bins)).
+#  - IRFFT reads each stored bin k of the last axis also as its Hermitian mirror n - k, except
+#    bin 0 and (n even) bin n / 2: per output y = (1/N) sum w_k Re(X_k e^{+i theta}) with
+#    weight w_k = 2 for mirrored bins, 1 otherwise. Its transpose is w / N * conj(RFFT(ct)).
+
+def _fft_transpose(ct, x, *, fft_type, fft_lengths):
+    from .elementwise import conj, mul, real
+    from .structural import pad
+    if fft_type in ("FFT", "IFFT"):
+        return [fft_p.bind(ct, fft_type=fft_type, fft_lengths=fft_lengths)]
+    n = fft_lengths[-1]
+    if fft_type == "RFFT":
+        ct_shape = aval_of(ct).shape
+        padding = [(0, 0, 0)] * (len(ct_shape) - 1) + [(0, n - ct_shape[-1], 0)]
+        full = fft_p.bind(pad(ct, 0, padding), fft_type="FFT", fft_lengths=fft_lengths)
+        return [real(full)]
+    spectrum = fft_p.bind(ct, fft_type="RFFT", fft_lengths=fft_lengths)
+    spec_aval = aval_of(spectrum)
+    weights = np.full(n // 2 + 1, 2.0)
+    weights[0] = 1.0
+    if n % 2 == 0:
+        weights[-1] = 1.0
+    weights = (weights / np.prod(fft_lengths)).astype(spec_aval.dtype)
+    weights = weights.reshape((1,) * (spec_aval.ndim - 1) + weights.shape)
+    return [mul(conj(spectrum), weights)]
+
+
+deflinear(fft_p, _fft_transpose)

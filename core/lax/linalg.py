@@ -9,6 +9,11 @@ Each lowers to jaxlib's CPU LAPACK kernels, called as typed-FFI custom calls
 * A kernel reports failure per matrix in an `info` output; as in JAX, results of a failed matrix
   become NaN (cholesky of a matrix that is not positive definite, a non-converged eigh or svd).
 * Empty matrices (a zero dimension) never reach LAPACK: the lowering builds the trivial answer.
+* Derivatives follow JAX's rules: every primitive has a jvp rule written with lax operations (so
+  it differentiates again), and triangular_solve, linear in b, a transpose rule. cholesky and
+  eigh differentiate along the Hermitian part of the tangent; lu's pivots and permutation carry
+  no tangent; qr with full_matrices and more rows than columns, and svd with full_matrices and
+  a rectangular input, raise NotImplementedError as in JAX.
 
 Supported dtypes: float32, float64 (with x64), complex64, complex128.
 """
@@ -19,7 +24,8 @@ from ..avals import ShapedArray
 from ..interpreters import lowering
 from ..interpreters.lowering import i64_array
 from ..runtime import custom_calls
-from ._base import FLOAT_OR_COMPLEX, aval_of, check_dtype_accepted, standard_primitive
+from ..interpreters import ad
+from ._base import FLOAT_OR_COMPLEX, aval_of, check_dtype_accepted, defjvp2, standard_primitive
 
 __all__ = ["cholesky", "lu", "qr", "eigh", "svd", "triangular_solve", "symmetrize"]
 
@@ -135,6 +141,104 @@ def _inexact_dtype_rule(name):
     return rule
 
 
+# ----- helpers shared by the differentiation rules ------------------------------------------------
+# The rules compute with lax operations, so they differentiate again (any order) and, under
+# linearize, stage a tangent program made only of operations that transpose: matrix products with
+# primal factors, transposes, conj, products with constant masks, sums and triangular solves.
+
+def _mT(x):
+    from .structural import transpose
+    nd = aval_of(x).ndim
+    return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _conj_if_complex(x):
+    if not dtypes.is_complex(aval_of(x).dtype):
+        return x
+    from .elementwise import conj
+    return conj(x)
+
+
+def _mH(x):
+    return _mT(_conj_if_complex(x))
+
+
+def _mm(a, b):
+    """a @ b over the trailing matrices (equal batch dimensions)."""
+    from .dot import dot_general
+    nb = aval_of(a).ndim - 2
+    batch = tuple(range(nb))
+    return dot_general(a, b, (((nb + 1,), (nb,)), (batch, batch)))
+
+
+def _const(matrix, batch, dtype):
+    """A constant matrix repeated over the batch dimensions, as a NumPy array (static shapes)."""
+    matrix = np.asarray(matrix, dtype)
+    return np.broadcast_to(matrix, tuple(batch) + matrix.shape)
+
+
+def _tril(x, k=0):
+    """numpy.tril over the trailing matrices, as a product with a constant 0/1 mask (linear in x)."""
+    from .elementwise import mul
+    aval = aval_of(x)
+    m, n = aval.shape[-2:]
+    return mul(x, _const(np.tri(m, n, k), aval.shape[:-2], aval.dtype))
+
+
+def _triu(x, k=0):
+    from .elementwise import mul
+    aval = aval_of(x)
+    m, n = aval.shape[-2:]
+    return mul(x, _const(1 - np.tri(m, n, k - 1), aval.shape[:-2], aval.dtype))
+
+
+def _diagonal(x):
+    """The diagonals of square trailing matrices, shape (..., n): masked, then summed over columns."""
+    from .elementwise import mul
+    from .reductions import reduce_sum
+    aval = aval_of(x)
+    n = aval.shape[-1]
+    return reduce_sum(mul(x, _const(np.eye(n), aval.shape[:-2], aval.dtype)), (aval.ndim - 1,))
+
+
+def _spread(v, rows):
+    """Vectors v (..., k) as matrices (..., rows, k) with v repeated down the rows: [i, j] = v[j]."""
+    from .structural import broadcast_in_dim
+    aval = aval_of(v)
+    nb = aval.ndim - 1
+    return broadcast_in_dim(v, aval.shape[:-1] + (rows, aval.shape[-1]), tuple(range(nb)) + (nb + 1,))
+
+
+def _spread_cols(v, cols):
+    """Vectors v (..., k) as matrices (..., k, cols): [i, j] = v[i]."""
+    from .structural import broadcast_in_dim
+    aval = aval_of(v)
+    nb = aval.ndim - 1
+    return broadcast_in_dim(v, aval.shape + (cols,), tuple(range(nb + 1)))
+
+
+def _safe_reciprocal_offdiag(d):
+    """1 / d off the diagonal and 0 on it, for square matrices d whose diagonal is zero: adding the
+    identity first keeps 1/0 from ever being formed there."""
+    from .elementwise import add, div, sub
+    from .structural import full_like
+    aval = aval_of(d)
+    eye = _const(np.eye(aval.shape[-1]), aval.shape[:-2], aval.dtype)
+    return sub(div(full_like(d, 1), add(d, eye)), eye)
+
+
+def _as_dtype(x, dtype):
+    from .structural import convert_element_type
+    return x if aval_of(x).dtype == dtype else convert_element_type(x, dtype)
+
+
+def _real_part(x):
+    if not dtypes.is_complex(aval_of(x).dtype):
+        return x
+    from .elementwise import real
+    return real(x)
+
+
 def symmetrize(x):
     """(x + x^H) / 2 over the trailing two dimensions: the Hermitian part of a square matrix.
 
@@ -185,6 +289,25 @@ def _cholesky_lowering(ctx, x):
 
 cholesky_p = standard_primitive("cholesky", _cholesky_shape_rule, _inexact_dtype_rule("cholesky"))
 lowering.register(cholesky_p, _cholesky_lowering)
+
+
+def _cholesky_jvp(primals, tangents):
+    # A = L L^H gives L^-1 dA L^-H = L^-1 dL + (L^-1 dL)^H with L^-1 dL lower triangular (real
+    # diagonal), so dL = L Phi(L^-1 dA L^-H), Phi = the lower triangle with its diagonal halved.
+    # dA is symmetrized first, as in JAX: only Hermitian perturbations keep A in the domain.
+    from .elementwise import mul
+    (x,), (dx,) = primals, tangents
+    factor = cholesky_p.bind(x)
+    dx = symmetrize(ad.instantiate_zeros(dx))
+    aval = aval_of(x)
+    n = aval.shape[-1]
+    dx_linv_h = triangular_solve(factor, dx, left_side=False, lower=True, transpose_a=True, conjugate_a=True)
+    inner = triangular_solve(factor, dx_linv_h, left_side=True, lower=True)
+    phi = mul(inner, _const(np.tri(n) - 0.5 * np.eye(n), aval.shape[:-2], aval.dtype))
+    return factor, _mm(factor, phi)
+
+
+ad.jvp_rules[cholesky_p] = _cholesky_jvp
 
 
 # ----- lu ---------------------------------------------------------------------------------------
@@ -283,6 +406,36 @@ lu_p = standard_primitive("lu", _lu_shape_rule, _lu_dtype_rule, multiple_results
 lowering.register(lu_p, _lu_lowering)
 
 
+def _lu_jvp(primals, tangents):
+    # P A = L U (L: m x k unit lower, U: k x n upper, k = min(m, n)). Completing L to m x m and U to
+    # n x n with identity blocks, X = L^-1 P dA U^-1 splits into dL = L tril(X, -1) and
+    # dU = triu(X) U. Pivots and permutation are integers: no tangent.
+    from .elementwise import add, eq
+    from .structural import broadcast_in_dim, broadcasted_iota, convert_element_type
+    (x,), (dx,) = primals, tangents
+    packed, pivots, perm = lu_p.bind(x)
+    aval = aval_of(x)
+    batch, (m, n) = aval.shape[:-2], aval.shape[-2:]
+    k, nb = min(m, n), len(batch)
+    dtype = aval.dtype
+    shape = batch + (m, m)
+    p = convert_element_type(eq(broadcast_in_dim(perm, shape, tuple(range(nb + 1))),
+                                broadcasted_iota(np.int32, shape, nb + 1)), dtype)
+    p_dx = _mm(p, ad.instantiate_zeros(dx))
+    # embedding products stand in for slicing and padding (their transposes are products too)
+    l_full = add(_mm(_tril(packed, -1), _const(np.eye(n, m), batch, dtype)), _const(np.eye(m), batch, dtype))
+    u_full = add(_mm(_const(np.eye(n, m), batch, dtype), _triu(packed)),
+                 _const(np.diag([0.0] * k + [1.0] * (n - k)), batch, dtype))
+    la = triangular_solve(l_full, p_dx, left_side=True, lower=True, unit_diagonal=True)
+    lau = triangular_solve(u_full, la, left_side=False, lower=False)
+    d_packed = add(_mm(l_full, _tril(lau, -1)), _mm(_triu(lau), u_full))
+    no_tangent = [ad.Zero(ad.tangent_aval(aval_of(i))) for i in (pivots, perm)]
+    return [packed, pivots, perm], [d_packed, *no_tangent]
+
+
+ad.jvp_rules[lu_p] = _lu_jvp
+
+
 # ----- qr ---------------------------------------------------------------------------------------
 
 def qr(x, *, full_matrices=True):
@@ -345,6 +498,50 @@ qr_p = standard_primitive("qr", _qr_shape_rule, _qr_dtype_rule, multiple_results
 lowering.register(qr_p, _qr_lowering)
 
 
+def _qr_tall_tangents(q, r, dx):
+    """dq, dr for x = q r with x (m, n), m >= n, q (m, n), r (n, n) (j-towns' derivation, as JAX):
+    with C = q^H dx r^-1, q^H dq = Omega is skew-Hermitian with Omega's strict lower part equal
+    to C's, and dr = (C - Omega) r."""
+    from .elementwise import add, mul, sub
+    aval = aval_of(r)
+    dx_rinv = triangular_solve(r, dx, left_side=False, lower=False)
+    c = _mm(_mH(q), dx_rinv)
+    low = _tril(c, -1)
+    omega = sub(low, _mH(low))
+    if dtypes.is_complex(aval.dtype):
+        # the imaginary part of C's diagonal also belongs to Omega: i imag(C_ii) = (C - C^*)_ii / 2
+        eye_half = _const(0.5 * np.eye(aval.shape[-1]), aval.shape[:-2], aval.dtype)
+        omega = add(omega, mul(sub(c, _conj_if_complex(c)), eye_half))
+    dq = add(_mm(q, sub(omega, c)), dx_rinv)
+    dr = _mm(sub(c, omega), r)
+    return dq, dr
+
+
+def _qr_jvp(primals, tangents, *, full_matrices):
+    from .elementwise import add
+    (x,), (dx,) = primals, tangents
+    aval = aval_of(x)
+    batch, (m, n) = aval.shape[:-2], aval.shape[-2:]
+    if full_matrices and m > n:
+        raise NotImplementedError(
+            f"Unimplemented case of QR decomposition derivative: full_matrices=True with more rows than "
+            f"columns (shape {aval.shape}), as in JAX. Use full_matrices=False (jnp.linalg.qr's default "
+            "mode='reduced').")
+    q, r = qr_p.bind(x, full_matrices=full_matrices)
+    dx = ad.instantiate_zeros(dx)
+    if m >= n:
+        dq, dr = _qr_tall_tangents(q, r, dx)
+        return [q, r], [dq, dr]
+    # wide: the first m columns X1 = q R1 decide q; then r = q^H x gives dr = dq^H x + q^H dx
+    first = _const(np.eye(n, m), batch, aval.dtype)
+    dq, _ = _qr_tall_tangents(q, _mm(r, first), _mm(dx, first))
+    dr = add(_mm(_mH(dq), x), _mm(_mH(q), dx))
+    return [q, r], [dq, dr]
+
+
+ad.jvp_rules[qr_p] = _qr_jvp
+
+
 # ----- eigh -------------------------------------------------------------------------------------
 
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True):
@@ -390,6 +587,24 @@ def _eigh_lowering(ctx, x, *, lower):
 
 eigh_p = standard_primitive("eigh", _eigh_shape_rule, _eigh_dtype_rule, multiple_results=True)
 lowering.register(eigh_p, _eigh_lowering)
+
+
+def _eigh_jvp(primals, tangents, *, lower):
+    # With A = V diag(w) V^H and S = V^H dA V: dw = real(diag(S)), dV = V (F o S) with
+    # F_ij = 1 / (w_j - w_i) off the diagonal and 0 on it (degenerate eigenvalues give inf, as JAX).
+    from .elementwise import mul, sub
+    (x,), (dx,) = primals, tangents
+    v, w = eigh_p.bind(x, lower=lower)
+    aval = aval_of(x)
+    n = aval.shape[-1]
+    dx = symmetrize(ad.instantiate_zeros(dx))
+    wc = _as_dtype(w, aval.dtype)
+    f = _safe_reciprocal_offdiag(sub(_spread(wc, n), _spread_cols(wc, n)))
+    s = _mm(_mm(_mH(v), dx), v)
+    return [v, w], [_mm(v, mul(f, s)), _real_part(_diagonal(s))]
+
+
+ad.jvp_rules[eigh_p] = _eigh_jvp
 
 
 # ----- svd --------------------------------------------------------------------------------------
@@ -459,6 +674,53 @@ svd_p = standard_primitive("svd", _svd_shape_rule, _svd_dtype_rule, multiple_res
 lowering.register(svd_p, _svd_lowering)
 
 
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
+    # JAX's rule (reduced factors). With dS = U^H dA V: ds = real(diag(dS)); the factors' tangents
+    # solve the Sylvester-like equations with F_ij = 1 / (s_j^2 - s_i^2); the components of dA
+    # outside the spans of U (m > n) or V (n > m) add to dU or dV directly.
+    from .elementwise import add, div, eq, mul, sub
+    from .structural import full_like
+    (x,), (dx,) = primals, tangents
+    aval = aval_of(x)
+    batch, (m, n) = aval.shape[:-2], aval.shape[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError(
+            f"Singular value decomposition JVP not implemented for full matrices (shape {aval.shape}), as "
+            "in JAX. Use full_matrices=False.")
+    s, u, vt = svd_p.bind(x, full_matrices=False, compute_uv=True)
+    dx = ad.instantiate_zeros(dx)
+    uh, v = _mH(u), _mH(vt)
+    ds_mat = _mm(_mm(uh, dx), v)
+    ds = _real_part(_diagonal(ds_mat))
+    if not compute_uv:
+        return [s], [ds]
+    k = min(m, n)
+    dtype = aval.dtype
+    sc = _as_dtype(s, dtype)
+    s_j, s_i = _spread(sc, k), _spread_cols(sc, k)
+    f = _safe_reciprocal_offdiag(mul(add(s_j, s_i), sub(s_j, s_i)))
+    ds_s = mul(s_j, ds_mat)     # dS diag(s)
+    s_ds = mul(s_i, ds_mat)     # diag(s) dS
+    zero = _as_dtype(eq(s, full_like(s, 0)), aval_of(s).dtype)
+    s_inv = _as_dtype(sub(div(full_like(s, 1), add(s, zero)), zero), dtype)
+    s_inv_mat = mul(_spread(s_inv, k), _const(np.eye(k), batch, dtype))
+    half = _const(np.full((k, k), 0.5), batch, dtype)
+    du_dv_diag = mul(mul(sub(ds_mat, _mH(ds_mat)), s_inv_mat), half)
+    du = _mm(u, add(mul(f, add(ds_s, _mH(ds_s))), du_dv_diag))
+    dv = _mm(v, mul(f, add(s_ds, _mH(s_ds))))
+    inv_row = div(full_like(sc, 1), sc)
+    if m > n:
+        dx_v = _mm(dx, v)
+        du = add(du, mul(sub(dx_v, _mm(u, _mm(uh, dx_v))), _spread(inv_row, m)))
+    if n > m:
+        dxh_u = _mm(_mH(dx), u)
+        dv = add(dv, mul(sub(dxh_u, _mm(v, _mm(vt, dxh_u))), _spread(inv_row, n)))
+    return [s, u, vt], [ds, du, _mH(dv)]
+
+
+ad.jvp_rules[svd_p] = _svd_jvp
+
+
 # ----- triangular_solve -------------------------------------------------------------------------
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False, conjugate_a=False,
@@ -524,3 +786,36 @@ def _triangular_solve_lowering(ctx, a, rhs, *, left_side, lower, transpose_a, co
 triangular_solve_p = standard_primitive("triangular_solve", _triangular_solve_shape_rule,
                                         _triangular_solve_dtype_rule)
 lowering.register(triangular_solve_p, _triangular_solve_lowering)
+
+
+def _triangular_solve_jvp_a(da, x, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    # op(a) x = b gives op(a) dx = -op(da) x (x op(a) = b: dx op(a) = -x op(da)); only the triangle
+    # the solve reads carries a derivative (the strict one with a unit diagonal).
+    from .elementwise import neg
+    k = -1 if unit_diagonal else 0
+    da = _tril(da, k) if lower else _triu(da, -k)
+    if conjugate_a:
+        da = _conj_if_complex(da)
+    if transpose_a:
+        da = _mT(da)
+    rhs = _mm(da, x) if left_side else _mm(x, da)
+    return neg(triangular_solve(a, rhs, left_side=left_side, lower=lower, transpose_a=transpose_a,
+                                conjugate_a=conjugate_a, unit_diagonal=unit_diagonal))
+
+
+def _triangular_solve_jvp_b(db, x, a, b, **params):
+    return triangular_solve(a, db, **params)
+
+
+def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    # x = op(a)^-1 b is linear in b; its transpose (no conjugation) applies op(a)^-T, which is the
+    # same solve with transpose_a flipped (conj(a)^T = a^H, (a^H)^T = conj(a)).
+    if ad.is_undefined(a):
+        raise ValueError("triangular_solve is linear in b only; it cannot be transposed in a.")
+    ct_b = triangular_solve(a, ct, left_side=left_side, lower=lower, transpose_a=not transpose_a,
+                            conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    return [None, ct_b]
+
+
+defjvp2(triangular_solve_p, _triangular_solve_jvp_a, _triangular_solve_jvp_b)
+ad.transpose_rules[triangular_solve_p] = _triangular_solve_transpose

@@ -9,9 +9,10 @@ import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
-from ..interpreters import lowering
+from ..interpreters import ad, lowering
 from ..interpreters.lowering import i64_array
-from ._base import FLOAT_OR_COMPLEX, elementwise_args, naryop, standard_primitive
+from ._base import (FLOAT_OR_COMPLEX, defjvp, defnondiff, elementwise_args, naryop, standard_primitive,
+                    unbroadcast)
 
 __all__ = ["threefry2x32"]  # and `mul_add`, used by core.random (not a JAX lax name)
 
@@ -96,6 +97,7 @@ def _threefry2x32_lowering(ctx, k1, k2, x1, x2):
 threefry2x32_p = standard_primitive("threefry2x32", None, None, multiple_results=True)
 threefry2x32_p.def_abstract_eval(_threefry2x32_abstract_eval)
 lowering.register(threefry2x32_p, _threefry2x32_lowering)
+defnondiff(threefry2x32_p)  # random bits: uint32 outputs carry no derivative
 
 
 # ----- mul_add -------------------------------------------------------------------------------
@@ -120,3 +122,29 @@ def _mul_add_lowering(ctx, x, y, z):
 
 mul_add_p = naryop("mul_add", FLOAT_OR_COMPLEX)
 lowering.register(mul_add_p, _mul_add_lowering)
+
+
+def _mul(x, y):
+    from .elementwise import mul
+    return mul(x, y)
+
+
+# Bilinear in (x, y), linear in z: d(x*y + z) = tx*y + x*ty + tz, each term linear in its tangent.
+defjvp(mul_add_p,
+       lambda tx, x, y, z: _mul(tx, y),
+       lambda ty, x, y, z: _mul(x, ty),
+       lambda tz, x, y, z: tz)
+
+
+def _mul_add_transpose(ct, x, y, z):
+    # Linear in z, and in x or y while the other factor is known (no conjugation, as lax.mul).
+    if ad.is_undefined(x) and ad.is_undefined(y):
+        raise ValueError("mul_add is bilinear in its first two operands: it cannot be transposed in both "
+                         "at once (the function is not linear).")
+    ct_x = unbroadcast(_mul(ct, y), x.aval) if ad.is_undefined(x) else None
+    ct_y = unbroadcast(_mul(x, ct), y.aval) if ad.is_undefined(y) else None
+    ct_z = unbroadcast(ct, z.aval) if ad.is_undefined(z) else None
+    return [ct_x, ct_y, ct_z]
+
+
+ad.transpose_rules[mul_add_p] = _mul_add_transpose

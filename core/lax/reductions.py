@@ -11,10 +11,10 @@ import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
-from ..interpreters import lowering
+from ..interpreters import ad, lowering
 from ..interpreters.lowering import i64_array
-from ._base import (INT_OR_BOOL, NUMBER, REAL, BOOL, FLOAT, aval_of, check_dtype_accepted,
-                    standard_primitive)
+from ._base import (INT_OR_BOOL, NUMBER, REAL, BOOL, FLOAT, aval_of, check_dtype_accepted, defjvp,
+                    defjvp2, deflinear, defnondiff, standard_primitive)
 
 __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
            "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
@@ -86,6 +86,20 @@ def _axes(axes):
     return tuple(int(a) for a in axes)
 
 
+def _mul(x, y):
+    from .elementwise import mul
+    return mul(x, y)
+
+
+def _shift(x, d, axis, reverse, fill):
+    """`x` moved `d` places along `axis` (towards higher indices, lower when `reverse`), the vacated
+    places holding `fill`: the "previous element" of a running reduction."""
+    from .structural import pad
+    n = aval_of(x).ndim
+    edge = (-d, d, 0) if reverse else (d, -d, 0)
+    return pad(x, fill, [edge if i == axis else (0, 0, 0) for i in range(n)])
+
+
 # ----- reduce_sum ----------------------------------------------------------------------------
 
 def reduce_sum(operand, axes):
@@ -99,6 +113,16 @@ def reduce_sum(operand, axes):
 reduce_sum_p = _monoid_reduction("reduce_sum", "add", NUMBER)
 
 
+def _reduce_sum_transpose(ct, operand, *, axes):
+    shape = operand.aval.shape
+    kept = tuple(d for d in range(len(shape)) if d not in axes)
+    from .structural import broadcast_in_dim
+    return [broadcast_in_dim(ct, shape, kept)]
+
+
+deflinear(reduce_sum_p, _reduce_sum_transpose)
+
+
 # ----- reduce_prod ---------------------------------------------------------------------------
 
 def reduce_prod(operand, axes):
@@ -110,6 +134,39 @@ def reduce_prod(operand, axes):
 
 
 reduce_prod_p = _monoid_reduction("reduce_prod", "mul", NUMBER)
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    # d prod(x) = sum_i t_i * prod_{j != i} x_j. The products "of all others" come from exclusive
+    # running products from both ends, so zeros in x need no special case (dividing prod(x) by
+    # x_i would give 0/0 there).
+    x, = primals
+    t, = tangents
+    ans = reduce_prod_p.bind(x, axes=axes)
+    if not axes:
+        return ans, t
+    aval = aval_of(x)
+    others = _products_of_others(x, aval, axes)
+    return ans, reduce_sum(_mul(t, others), axes)
+
+
+def _products_of_others(x, aval, axes):
+    """For each element of `x`, the product of the other elements of its reduction group."""
+    from .structural import reshape, transpose
+    kept = tuple(d for d in range(aval.ndim) if d not in axes)
+    perm = tuple(axes) + kept
+    n = math.prod(aval.shape[a] for a in axes)
+    if n == 0 or aval.size == 0:
+        return x
+    flat = reshape(transpose(x, perm), (n, aval.size // n))
+    before = _shift(cumprod(flat, 0), 1, 0, False, 1)
+    after = _shift(cumprod(flat, 0, reverse=True), 1, 0, True, 1)
+    others = reshape(_mul(before, after), tuple(aval.shape[d] for d in perm))
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    return transpose(others, inverse)
+
+
+ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
 
 
 # ----- reduce_max ----------------------------------------------------------------------------
@@ -126,6 +183,26 @@ def reduce_max(operand, axes):
 reduce_max_p = _monoid_reduction("reduce_max", "max", REAL + BOOL)
 
 
+def _reduce_chooser_jvp(prim):
+    """jvp of reduce_max / reduce_min (JAX's rule): the tangent is the mean of the tangents at the
+    positions equal to the result, so ties share it evenly."""
+    def rule(primals, tangents, *, axes):
+        from .elementwise import div, eq
+        from .structural import broadcast_in_dim, convert_element_type
+        x, = primals
+        t, = tangents
+        ans = prim.bind(x, axes=axes)
+        aval = aval_of(x)
+        kept = tuple(d for d in range(aval.ndim) if d not in axes)
+        at_ans = convert_element_type(eq(x, broadcast_in_dim(ans, aval.shape, kept)), aval.dtype)
+        counts = broadcast_in_dim(reduce_sum(at_ans, axes), aval.shape, kept)
+        return ans, reduce_sum(_mul(t, div(at_ans, counts)), axes)
+    return rule
+
+
+ad.jvp_rules[reduce_max_p] = _reduce_chooser_jvp(reduce_max_p)
+
+
 # ----- reduce_min ----------------------------------------------------------------------------
 
 def reduce_min(operand, axes):
@@ -138,6 +215,7 @@ def reduce_min(operand, axes):
 
 
 reduce_min_p = _monoid_reduction("reduce_min", "min", REAL + BOOL)
+ad.jvp_rules[reduce_min_p] = _reduce_chooser_jvp(reduce_min_p)
 
 
 # ----- reduce_and / reduce_or / reduce_xor ---------------------------------------------------
@@ -173,6 +251,7 @@ def reduce_xor(operand, axes):
 
 
 reduce_xor_p = _monoid_reduction("reduce_xor", "xor", INT_OR_BOOL)
+defnondiff(reduce_and_p, reduce_or_p, reduce_xor_p)  # integer and bool outputs
 
 
 # ----- argmax / argmin -----------------------------------------------------------------------
@@ -254,6 +333,7 @@ def _or(b, x, y):
 
 argmax_p = _argminmax_primitive("argmax", "GT", "max")
 argmin_p = _argminmax_primitive("argmin", "LT", "min")
+defnondiff(argmax_p, argmin_p)
 
 
 # ----- reduce_window -------------------------------------------------------------------------
@@ -359,7 +439,7 @@ def _bind_window(prim, operand, window_dimensions, window_strides, padding, base
     params = _window_params(prim.name, aval_of(operand).shape, window_dimensions, window_strides, padding,
                             base_dilation, window_dilation)
     names = ("window_dimensions", "window_strides", "padding", "base_dilation", "window_dilation")
-    return prim.bind(operand, **dict(zip(names, params, strict=True)))
+    return _window_bind(prim, operand, **dict(zip(names, params, strict=True)))
 
 
 def reduce_window_sum(operand, window_dimensions, window_strides, padding, base_dilation=None,
@@ -375,6 +455,48 @@ def reduce_window_sum(operand, window_dimensions, window_strides, padding, base_
 reduce_window_sum_p = _reduce_window_primitive("reduce_window_sum", "add", NUMBER)
 
 
+def _window_bind(prim, x, **params):
+    """`prim.bind(x, **params)` for rules, with any negative padding realized as a slice of the
+    output instead: XLA's simplifier can crash (a RET_CHECK abort, not an error) on reduce_window
+    with negative padding. Padding the low side by whole strides more shifts the outputs by whole
+    positions; a larger high side only adds trailing outputs."""
+    padding, strides = params["padding"], params["window_strides"]
+    if all(lo >= 0 and hi >= 0 for lo, hi in padding):
+        return prim.bind(x, **params)
+    from .structural import slice as lax_slice
+    out_shape = _reduce_window_shape_rule(prim.name, aval_of(x), **params)
+    new_padding, starts = [], []
+    for (lo, hi), st in zip(padding, strides, strict=True):
+        extra = -(lo // st) * st if lo < 0 else 0
+        new_padding.append((lo + extra, max(hi, 0)))
+        starts.append(extra // st)
+    out = prim.bind(x, **dict(params, padding=tuple(new_padding)))
+    return lax_slice(out, tuple(starts), tuple(b + n for b, n in zip(starts, out_shape, strict=True)))
+
+
+def _reduce_window_sum_transpose(ct, operand, *, window_dimensions, window_strides, padding, base_dilation,
+                                 window_dilation):
+    # out[o] = sum_w xp[o*s + w*wd] (xp: the dilated, padded operand), so operand element i (at
+    # p = lo + i*bd in xp) receives sum_w ctD[p - w*wd], ctD being ct dilated by the stride. That is
+    # again a window sum: of ct base-dilated by s, strided by bd, with the window read backwards
+    # (all ones, so only the offset (W-1)*wd changes). Negative padding crops, as in XLA.
+    aval = operand.aval
+    ct_shape = aval_of(ct).shape
+    if aval.size == 0 or math.prod(ct_shape) == 0:
+        from .structural import full
+        return [full(aval.shape, 0, aval.dtype)]
+    pads = []
+    for n, o, w, s, (lo, _), bd, wd in zip(aval.shape, ct_shape, window_dimensions, window_strides, padding,
+                                           base_dilation, window_dilation, strict=True):
+        pads.append(((w - 1) * wd - lo, (n - 1) * bd - (o - 1) * s + lo))
+    return [_window_bind(reduce_window_sum_p, ct, window_dimensions=window_dimensions,
+                         window_strides=base_dilation, padding=tuple(pads), base_dilation=window_strides,
+                         window_dilation=window_dilation)]
+
+
+deflinear(reduce_window_sum_p, _reduce_window_sum_transpose)
+
+
 def reduce_window_max(operand, window_dimensions, window_strides, padding, base_dilation=None,
                       window_dilation=None):
     """Maximum over sliding windows (max pooling); padding counts as -inf (the dtype's lowest).
@@ -388,6 +510,53 @@ def reduce_window_max(operand, window_dimensions, window_strides, padding, base_
 reduce_window_max_p = _reduce_window_primitive("reduce_window_max", "max", REAL + BOOL)
 
 
+def _reduce_window_chooser_jvp(prim):
+    """jvp of reduce_window_max / min: each output takes the tangent at the first position of its
+    window (in row-major window order) holding the result.
+
+    Built from existing primitives rather than XLA's select-and-gather: for each of the K =
+    prod(window_dimensions) window offsets, a window-1 reduce_window reads that offset's element of
+    every window (padding reads as the identity for x and 0 for the tangent). Cost: K strided
+    reads of x and of the tangent plus K compares and selects, each the size of the output:
+    O(K * output size) work and memory traffic, linear in K (fine for pooling windows)."""
+    def rule(primals, tangents, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
+        from .elementwise import and_, eq, not_, select_n
+        from .structural import full_like
+        x, = primals
+        t, = tangents
+        params = dict(window_dimensions=window_dimensions, window_strides=window_strides, padding=padding,
+                      base_dilation=base_dilation, window_dilation=window_dilation)
+        ans = prim.bind(x, **params)
+        out_aval = aval_of(ans)
+        t_out = full_like(ans, 0)
+        if out_aval.size == 0:
+            return ans, t_out
+        ones = (1,) * len(window_dimensions)
+        found = None
+        for offset in np.ndindex(*window_dimensions):
+            view = dict(window_dimensions=ones, window_strides=window_strides, base_dilation=base_dilation,
+                        window_dilation=ones,
+                        padding=tuple((lo - k * wd, (o - 1) * s + 1 - ((n - 1) * bd + 1 if n else 0) - lo + k * wd)
+                                      for k, wd, o, s, (lo, _), n, bd in
+                                      zip(offset, window_dilation, out_aval.shape, window_strides, padding,
+                                          aval_of(x).shape, base_dilation, strict=True)))
+            hit = eq(_window_bind(prim, x, **view), ans)
+            if found is not None:
+                hit = and_(hit, not_(found))
+            t_out = select_n(hit, t_out, _window_bind(reduce_window_sum_p, t, **view))
+            found = hit if found is None else _or_lax(found, hit)
+        return ans, t_out
+    return rule
+
+
+def _or_lax(x, y):
+    from .elementwise import or_
+    return or_(x, y)
+
+
+ad.jvp_rules[reduce_window_max_p] = _reduce_window_chooser_jvp(reduce_window_max_p)
+
+
 def reduce_window_min(operand, window_dimensions, window_strides, padding, base_dilation=None,
                       window_dilation=None):
     """Minimum over sliding windows; padding counts as +inf (the dtype's highest).
@@ -399,6 +568,7 @@ def reduce_window_min(operand, window_dimensions, window_strides, padding, base_
 
 
 reduce_window_min_p = _reduce_window_primitive("reduce_window_min", "min", REAL + BOOL)
+ad.jvp_rules[reduce_window_min_p] = _reduce_window_chooser_jvp(reduce_window_min_p)
 
 
 def _monoid_kind(computation):
@@ -552,6 +722,28 @@ def cumsum(operand, axis=0, reverse=False):
 
 
 cumsum_p = _cumulative_primitive("cumsum", "add", NUMBER)
+deflinear(cumsum_p, lambda ct, operand, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+
+
+def _cumulative_jvp(prim, kind, combine):
+    """jvp of a running reduction from its associative-scan form (as JAX derives it): a
+    Hillis-Steele scan of (value, tangent) pairs, log2(n) levels each combining every element with
+    the one 2^k places earlier; `combine(a, ta, b, tb) -> (value, tangent)` is linear in the
+    tangents. The primal output is the primitive's own; the scan only supplies the tangent.
+    Cost: O(n log n) elementwise work along the axis."""
+    def rule(primals, tangents, *, axis, reverse):
+        x, = primals
+        t, = tangents
+        ans = prim.bind(x, axis=axis, reverse=reverse)
+        n = aval_of(x).shape[axis]
+        y, ty = x, t
+        d = 1
+        while d < n:
+            prev, t_prev = _shift(y, d, axis, reverse, identity(kind, aval_of(x).dtype)), _shift(ty, d, axis, reverse, 0)
+            y, ty = combine(prev, t_prev, y, ty)
+            d *= 2
+        return ans, ty
+    ad.jvp_rules[prim] = rule
 
 
 def cumprod(operand, axis=0, reverse=False):
@@ -562,6 +754,14 @@ def cumprod(operand, axis=0, reverse=False):
 cumprod_p = _cumulative_primitive("cumprod", "mul", NUMBER)
 
 
+def _prod_combine(a, ta, b, tb):
+    from .elementwise import add
+    return _mul(a, b), add(_mul(ta, b), _mul(a, tb))
+
+
+_cumulative_jvp(cumprod_p, "mul", _prod_combine)
+
+
 def cummax(operand, axis=0, reverse=False):
     """Running maximum along `axis`. Example: `lax.cummax(jnp.array([1, 3, 2]))` is `[1, 3, 3]`."""
     return _cum_bind(cummax_p, operand, axis, reverse)
@@ -570,12 +770,32 @@ def cummax(operand, axis=0, reverse=False):
 cummax_p = _cumulative_primitive("cummax", "max", REAL + BOOL)
 
 
+def _chooser_combine(which):
+    """Combine for running max / min: the tangent of the winner; on ties half of each, as the jvp
+    of lax.max (JAX's convention)."""
+    def combine(a, ta, b, tb):
+        from . import elementwise as ew
+        from .structural import full_like
+        better = ew.gt if which == "max" else ew.lt
+        w_a = ew.select_n(better(a, b), ew.select_n(ew.eq(a, b), full_like(a, 0), full_like(a, 0.5)),
+                          full_like(a, 1))
+        w_b = ew.sub(full_like(a, 1), w_a)
+        value = ew.max(a, b) if which == "max" else ew.min(a, b)
+        add = ew.add
+        return value, add(_mul(ta, w_a), _mul(tb, w_b))
+    return combine
+
+
+_cumulative_jvp(cummax_p, "max", _chooser_combine("max"))
+
+
 def cummin(operand, axis=0, reverse=False):
     """Running minimum along `axis`. Example: `lax.cummin(jnp.array([3, 1, 2]))` is `[3, 1, 1]`."""
     return _cum_bind(cummin_p, operand, axis, reverse)
 
 
 cummin_p = _cumulative_primitive("cummin", "min", REAL + BOOL)
+_cumulative_jvp(cummin_p, "min", _chooser_combine("min"))
 
 
 def _logaddexp_body(r, a, b):
@@ -604,3 +824,22 @@ def cumlogsumexp(operand, axis=0, reverse=False):
 
 
 cumlogsumexp_p = _cumulative_primitive("cumlogsumexp", "max", FLOAT, body=_logaddexp_body)
+
+
+def _logaddexp_combine(a, ta, b, tb):
+    # c = log(e^a + e^b); dc = e^(a-c) ta + e^(b-c) tb, weights <= 1 so nothing overflows. Where
+    # c = -inf (both inputs -inf, e.g. the scan's fill) the weights would be NaN: use 0.
+    from .elementwise import abs, add, eq, exp, log1p, max, neg, select_n, sub
+    from .structural import full_like
+    m = max(a, b)
+    c = add(m, log1p(exp(neg(abs(sub(a, b))))))
+    c = select_n(eq(abs(m), full_like(m, np.inf)), c, m)
+    empty = eq(c, full_like(c, -np.inf))
+    safe_c = select_n(empty, c, full_like(c, 0))
+    zero = full_like(c, 0)
+    w_a = select_n(empty, exp(sub(a, safe_c)), zero)
+    w_b = select_n(empty, exp(sub(b, safe_c)), zero)
+    return c, add(_mul(ta, w_a), _mul(tb, w_b))
+
+
+_cumulative_jvp(cumlogsumexp_p, "max", _logaddexp_combine)

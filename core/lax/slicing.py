@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
-from ..interpreters import lowering
+from ..interpreters import ad, lowering
 from ..interpreters.lowering import i64_array, int_list
 from ._base import ANY, INT, aval_of, check_dtype_accepted, dtype_kind, standard_primitive
 
@@ -290,6 +290,40 @@ gather_p = standard_primitive("gather", _gather_shape_rule, _gather_dtype_rule,
 lowering.register(gather_p, _gather_lowering)
 
 
+def _gather_jvp(primals, tangents, *, mode, fill_value, **params):
+    # linear in the operand; a window filled with `fill_value` is constant, so its tangent is zero
+    operand, indices = primals
+    out = gather_p.bind(operand, indices, mode=mode, fill_value=fill_value, **params)
+    if type(tangents[0]) is ad.Zero:
+        return out, ad.Zero(ad.tangent_aval(aval_of(out)))
+    t_fill = 0 if mode == GatherScatterMode.FILL_OR_DROP else None
+    return out, gather_p.bind(tangents[0], indices, mode=mode, fill_value=t_fill, **params)
+
+
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, unique_indices,
+                      indices_are_sorted, mode, fill_value):
+    # Each output window adds its cotangent back where it was read. The scatter must treat an
+    # out-of-bounds window as the gather did: FILL_OR_DROP drops what the gather filled, CLIP clamps
+    # the same way (same window sizes), and PROMISE_IN_BOUNDS, which XLA clamps in a gather but skips
+    # in a scatter, becomes an explicit CLIP.
+    from .structural import full
+    dn = dimension_numbers
+    aval = operand.aval
+    scatter_dn = ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map, operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims)
+    scatter_mode = GatherScatterMode.CLIP if mode == GatherScatterMode.PROMISE_IN_BOUNDS else mode
+    zeros = full(aval.shape, 0, aval.dtype)
+    t = scatter_add_p.bind(zeros, indices, ct, dimension_numbers=scatter_dn, indices_are_sorted=indices_are_sorted,
+                           unique_indices=unique_indices, mode=scatter_mode)
+    return [t, None]
+
+
+ad.jvp_rules[gather_p] = _gather_jvp
+ad.transpose_rules[gather_p] = _gather_transpose
+
+
 # ----- scatter family ------------------------------------------------------------------------
 # One primitive per combiner (scatter, scatter-add, -mul, -min, -max), sharing the shape rule and
 # the lowering; they differ only in the update region's body.
@@ -426,6 +460,27 @@ def _scatter_primitive(name):
     return prim
 
 
+def _gather_scattered(x, indices, updates_aval, *, dimension_numbers, indices_are_sorted, unique_indices, mode):
+    """The windows of the operand-shaped `x` that a scatter with these parameters writes, shaped like
+    its updates; zero for windows the scatter drops (the inverse of a scatter, for its rules)."""
+    dn = dimension_numbers
+    gather_dn = GatherDimensionNumbers(
+        offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+        start_index_map=dn.scatter_dims_to_operand_dims, operand_batching_dims=dn.operand_batching_dims,
+        start_indices_batching_dims=dn.scatter_indices_batching_dims)
+    sizes = tuple(_scatter_window_sizes(aval_of(x), updates_aval, dn))
+    # a scatter clamps only in CLIP mode; otherwise XLA skips a window that is not wholly in bounds
+    clip = mode == GatherScatterMode.CLIP
+    return gather_p.bind(x, indices, dimension_numbers=gather_dn, slice_sizes=sizes, unique_indices=unique_indices,
+                         indices_are_sorted=indices_are_sorted,
+                         mode=GatherScatterMode.CLIP if clip else GatherScatterMode.FILL_OR_DROP,
+                         fill_value=None if clip else 0)
+
+
+def _scatter_zero_tangent(out):
+    return ad.Zero(ad.tangent_aval(aval_of(out)))
+
+
 def _scatter_bind(prim, operand, scatter_indices, updates, dimension_numbers, indices_are_sorted,
                   unique_indices, mode):
     dn = ScatterDimensionNumbers(*(_ints(d) for d in dimension_numbers))
@@ -452,6 +507,57 @@ def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are
 scatter_p = _scatter_primitive("scatter")
 
 
+def _scatter_jvp(primals, tangents, **params):
+    # With unique indices, scatter is linear in (operand, updates) jointly. Otherwise, where indices
+    # repeat, XLA picks one winning update, which the tangent must follow. As JAX does: scatter an id
+    # per update element, gather the ids back to learn which update elements won, then rebuild the
+    # output (and its tangent) as a scatter_add of the masked operand and the masked updates, so the
+    # output and its tangent agree on the winners.
+    from .elementwise import add, eq, select_n
+    from .structural import broadcast_in_dim, full, iota, reshape
+    operand, indices, updates = primals
+    t_operand, _, t_updates = tangents
+    t_operand, t_updates = ad.instantiate_zeros(t_operand), ad.instantiate_zeros(t_updates)
+    if params["unique_indices"]:
+        out = scatter_p.bind(operand, indices, updates, **params)
+        return out, scatter_p.bind(t_operand, indices, t_updates, **params)
+    dn = params["dimension_numbers"]
+    op_aval, idx_aval, upd_aval = aval_of(operand), aval_of(indices), aval_of(updates)
+    batch_shape = idx_aval.shape[:-1]
+    ids = add(reshape(iota(dtypes.int32, math.prod(batch_shape)), batch_shape), np.int32(1))
+    scatter_dims = tuple(d for d in range(upd_aval.ndim) if d not in dn.update_window_dims)
+    update_ids = broadcast_in_dim(ids, upd_aval.shape, scatter_dims)
+    scattered_ids = scatter_p.bind(full(op_aval.shape, 0, dtypes.int32), indices, update_ids, **params)
+    gathered_ids = _gather_scattered(scattered_ids, indices, upd_aval, **params)
+    operand_kept = eq(scattered_ids, np.int32(0))
+    update_won = eq(update_ids, gathered_ids)
+
+    def rebuild(x, u):
+        x = select_n(operand_kept, full(op_aval.shape, 0, aval_of(x).dtype), x)
+        u = select_n(update_won, full(upd_aval.shape, 0, aval_of(u).dtype), u)
+        return scatter_add_p.bind(x, indices, u, **params)
+
+    return rebuild(operand, updates), rebuild(t_operand, t_updates)
+
+
+def _scatter_transpose(ct, operand, indices, updates, **params):
+    from .structural import full
+    if not params["unique_indices"]:
+        raise NotImplementedError("scatter transpose is only implemented where unique_indices=True (the jvp "
+                                  "of a scatter without it is a scatter_add, which transposes).")
+    upd_aval = updates.aval if ad.is_undefined(updates) else aval_of(updates)
+    t_operand = t_updates = None
+    if ad.is_undefined(operand):  # overwritten elements get no cotangent
+        t_operand = scatter_p.bind(ct, indices, full(upd_aval.shape, 0, upd_aval.dtype), **params)
+    if ad.is_undefined(updates):
+        t_updates = _gather_scattered(ct, indices, upd_aval, **params)
+    return [t_operand, None, t_updates]
+
+
+ad.jvp_rules[scatter_p] = _scatter_jvp
+ad.transpose_rules[scatter_p] = _scatter_transpose
+
+
 def scatter_add(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
     """As `scatter`, but adds the updates; repeated indices accumulate (like `np.add.at`).
@@ -464,6 +570,24 @@ def scatter_add(operand, scatter_indices, updates, dimension_numbers, *, indices
 
 
 scatter_add_p = _scatter_primitive("scatter_add")
+
+
+def _scatter_add_jvp(primals, tangents, **params):
+    # linear in (operand, updates) jointly; the integer indices carry no tangent
+    operand, indices, updates = primals
+    out = scatter_add_p.bind(operand, indices, updates, **params)
+    t_operand, t_updates = ad.instantiate_zeros(tangents[0]), ad.instantiate_zeros(tangents[2])
+    return out, scatter_add_p.bind(t_operand, indices, t_updates, **params)
+
+
+def _scatter_add_transpose(ct, operand, indices, updates, **params):
+    t_operand = ct if ad.is_undefined(operand) else None
+    t_updates = _gather_scattered(ct, indices, updates.aval, **params) if ad.is_undefined(updates) else None
+    return [t_operand, None, t_updates]
+
+
+ad.jvp_rules[scatter_add_p] = _scatter_add_jvp
+ad.transpose_rules[scatter_add_p] = _scatter_add_transpose
 
 
 def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
@@ -480,6 +604,59 @@ def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *, indices
 scatter_mul_p = _scatter_primitive("scatter_mul")
 
 
+def _scatter_mul_jvp(primals, tangents, **params):
+    # Linear in the operand (each element is multiplied by the updates landing on it). In the updates
+    # only with unique indices, as in JAX: then out = x * u at each written element.
+    from .elementwise import mul
+    from .structural import full
+    operand, indices, updates = primals
+    t_operand, _, t_updates = tangents
+    out = scatter_mul_p.bind(operand, indices, updates, **params)
+    t_out = _scatter_zero_tangent(out)
+    if type(t_operand) is not ad.Zero:
+        t_out = scatter_mul_p.bind(t_operand, indices, updates, **params)
+    if type(t_updates) is not ad.Zero:
+        if not params["unique_indices"]:
+            raise NotImplementedError("scatter_mul gradients with respect to the updates are only implemented "
+                                      "if unique_indices=True.")
+        op_aval = aval_of(operand)
+        spread = scatter_add_p.bind(full(op_aval.shape, 0, op_aval.dtype), indices, t_updates, **params)
+        t_out = ad.add_tangents(t_out, mul(operand, spread))
+    return out, t_out
+
+
+def _scatter_mul_transpose(ct, operand, indices, updates, **params):
+    if ad.is_undefined(updates):
+        raise NotImplementedError("scatter_mul is linear only in its operand; it cannot be transposed in its "
+                                  "updates.")
+    return [scatter_mul_p.bind(ct, indices, updates, **params), None, None]
+
+
+ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+ad.transpose_rules[scatter_mul_p] = _scatter_mul_transpose
+
+
+def _scatter_extremal_jvp(prim):
+    """The jvp of scatter_min / scatter_max: each output element takes the tangent of whichever of
+    the operand and the updates landing on it attains the extremum, averaged over ties (as JAX)."""
+    def jvp(primals, tangents, **params):
+        from .elementwise import div, eq, mul, select_n
+        from .structural import convert_element_type, full
+        operand, indices, updates = primals
+        out = prim.bind(operand, indices, updates, **params)
+        op_aval, upd_aval = aval_of(operand), aval_of(updates)
+        dtype = op_aval.dtype
+        operand_hit = eq(operand, out)
+        update_hit = eq(updates, _gather_scattered(out, indices, upd_aval, **params))
+        count = scatter_add_p.bind(convert_element_type(operand_hit, dtype), indices,
+                                   convert_element_type(update_hit, dtype), **params)
+        t_operand = select_n(operand_hit, full(op_aval.shape, 0, dtype), ad.instantiate_zeros(tangents[0]))
+        t_updates = select_n(update_hit, full(upd_aval.shape, 0, dtype), ad.instantiate_zeros(tangents[2]))
+        t_sum = scatter_add_p.bind(t_operand, indices, t_updates, **params)
+        return out, mul(t_sum, div(full(op_aval.shape, 1, dtype), count))
+    return jvp
+
+
 def scatter_min(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
     """As `scatter`, but keeps the minimum of the operand and every update at an index.
@@ -492,6 +669,7 @@ def scatter_min(operand, scatter_indices, updates, dimension_numbers, *, indices
 
 
 scatter_min_p = _scatter_primitive("scatter_min")
+ad.jvp_rules[scatter_min_p] = _scatter_extremal_jvp(scatter_min_p)
 
 
 def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
@@ -506,6 +684,7 @@ def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices
 
 
 scatter_max_p = _scatter_primitive("scatter_max")
+ad.jvp_rules[scatter_max_p] = _scatter_extremal_jvp(scatter_max_p)
 
 
 # ----- index_take: a gather spelled with one index vector per axis -----------------------------

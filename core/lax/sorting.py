@@ -4,11 +4,13 @@ The order is JAX's: floats are compared in IEEE total order after two canonicali
 comparator, -0.0 -> 0.0 (so zeros tie and a stable sort keeps their order, as NumPy) and every NaN ->
 +NaN (so NaNs sort last); complex numbers order by real part, then imaginary part; bools False < True.
 """
+import math
+
 import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
-from ..interpreters import lowering
+from ..interpreters import ad, lowering
 from ..interpreters.lowering import i64_array
 from ._base import ANY, aval_of, check_dtype_accepted, standard_primitive
 
@@ -115,6 +117,41 @@ sort_p.def_abstract_eval(_sort_abstract_eval)
 lowering.register(sort_p, _sort_lowering)
 
 
+def take_along(x, indices, axis):
+    """`x[..., indices[...], ...]` along `axis` (numpy.take_along_axis with in-bounds indices of
+    x's rank, the other dimensions equal): a gather with the other dimensions as batch dimensions."""
+    from .slicing import GatherDimensionNumbers, gather
+    from .structural import reshape
+    shape = aval_of(x).shape
+    others = tuple(d for d in range(len(shape)) if d != axis)
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+                                operand_batching_dims=others, start_indices_batching_dims=others)
+    idx_shape = aval_of(indices).shape
+    return gather(x, reshape(indices, idx_shape + (1,)), dn, (1,) * len(shape))
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    # Sort an iota along with the operands (it is not a key, so the order is unchanged) to learn
+    # the permutation, then apply it to each tangent.
+    from .structural import broadcasted_iota
+    shape = aval_of(primals[0]).shape
+    iota = broadcasted_iota(dtypes.int32, shape, dimension)
+    outs = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    outs, perm = list(outs[:-1]), outs[-1]
+    t_outs = []
+    for t, out in zip(tangents, outs, strict=True):
+        if type(t) is ad.Zero:
+            t_outs.append(ad.Zero(ad.tangent_aval(aval_of(out))))
+        elif math.prod(shape) == 0:
+            t_outs.append(t)
+        else:
+            t_outs.append(take_along(t, perm, dimension))
+    return outs, t_outs
+
+
+ad.jvp_rules[sort_p] = _sort_jvp
+
+
 def sort_key_val(keys, values, dimension=-1, is_stable=True):
     """Sort `keys` along `dimension` and reorder `values` the same way; returns (keys, values).
 
@@ -176,3 +213,18 @@ def _top_k_lowering(ctx, x, *, k):
 top_k_p = standard_primitive("top_k", None, None, multiple_results=True)
 top_k_p.def_abstract_eval(_top_k_abstract_eval)
 lowering.register(top_k_p, _top_k_lowering)
+
+
+def _top_k_jvp(primals, tangents, *, k):
+    # The values' tangent is the tangent read at the returned indices; the indices have none.
+    x, = primals
+    t, = tangents
+    vals, idxs = top_k_p.bind(x, k=k)
+    if aval_of(vals).size == 0:
+        t_vals = ad.Zero(ad.tangent_aval(aval_of(vals)))
+    else:
+        t_vals = take_along(t, idxs, aval_of(x).ndim - 1)
+    return [vals, idxs], [t_vals, ad.Zero(ad.tangent_aval(aval_of(idxs)))]
+
+
+ad.jvp_rules[top_k_p] = _top_k_jvp

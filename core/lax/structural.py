@@ -11,9 +11,10 @@ import numpy as np
 from .. import dtypes
 from ..array import scalar_array
 from ..avals import ShapedArray
-from ..interpreters import lowering
+from ..interpreters import ad, lowering
 from ..interpreters.lowering import i64_array
-from ._base import ANY, NUMBER, aval_of, check_dtype_accepted, same_dtypes_rule, standard_primitive
+from ._base import (ANY, NUMBER, aval_of, check_dtype_accepted, defbilinear, defjvp, defjvp2, deflinear,
+                    defnondiff, same_dtypes_rule, standard_primitive, unbroadcast)
 
 __all__ = ["convert_element_type", "broadcast_in_dim", "reshape", "broadcast", "broadcast_to_rank",
            "bitcast_convert_type", "iota", "broadcasted_iota", "squeeze", "expand_dims", "transpose", "rev",
@@ -72,6 +73,22 @@ convert_element_type_p.def_abstract_eval(_convert_element_type_abstract_eval)
 lowering.register(convert_element_type_p, _convert_element_type_lowering)
 
 
+def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if not dtypes.is_inexact(new_dtype) or not dtypes.is_inexact(aval_of(x).dtype):
+        return out, ad.Zero(ad.tangent_aval(aval_of(out)))  # through integers nothing flows
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=False)
+
+
+def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type):
+    return [convert_element_type_p.bind(ct, new_dtype=operand.aval.dtype, weak_type=False)]
+
+
+ad.jvp_rules[convert_element_type_p] = _convert_element_type_jvp
+ad.transpose_rules[convert_element_type_p] = _convert_element_type_transpose
+
+
 # ----- broadcast_in_dim ----------------------------------------------------------------------
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
@@ -121,6 +138,19 @@ broadcast_in_dim_p = standard_primitive(
 lowering.register(broadcast_in_dim_p, _broadcast_in_dim_lowering)
 
 
+def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions):
+    # sum over the new dimensions and over operand dimensions of size 1 that were expanded
+    from .reductions import reduce_sum
+    in_shape = operand.aval.shape
+    new_dims = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
+    expanded = tuple(d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1)
+    summed = reduce_sum(ct, tuple(sorted(new_dims + expanded)))
+    return [reshape(summed, in_shape)]
+
+
+deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+
+
 def broadcast(operand, sizes):
     """Add leading dimensions of `sizes` to `operand` (like `lax.broadcast`)."""
     aval = aval_of(operand)
@@ -166,6 +196,7 @@ def _reshape_shape_rule(operand, *, new_sizes):
 reshape_p = standard_primitive("reshape", _reshape_shape_rule, lambda operand, **_: operand.dtype,
                                lambda operand, **_: operand.weak_type)
 lowering.register(reshape_p, lambda ctx, x, *, new_sizes: ctx.b.op("stablehlo.reshape", [x], [ctx.avals_out[0]]))
+deflinear(reshape_p, lambda ct, operand, *, new_sizes: [reshape(ct, operand.aval.shape)])
 
 
 # ----- bitcast_convert_type -----------------------------------------------------------------
@@ -207,6 +238,7 @@ bitcast_convert_type_p = standard_primitive("bitcast_convert_type", _bitcast_con
                                             _bitcast_convert_type_dtype_rule)
 lowering.register(bitcast_convert_type_p,
                   lambda ctx, x, *, new_dtype: ctx.b.op("stablehlo.bitcast_convert", [x], [ctx.avals_out[0]]))
+defnondiff(bitcast_convert_type_p)  # a bit pattern has no derivative (as in JAX)
 
 
 # ----- iota ------------------------------------------------------------------------------------
@@ -246,6 +278,7 @@ def _iota_lowering(ctx, *, dtype, shape, dimension):
 
 iota_p = standard_primitive("iota", _iota_shape_rule, _iota_dtype_rule)
 lowering.register(iota_p, _iota_lowering)
+defnondiff(iota_p)
 
 
 # ----- squeeze / expand_dims ---------------------------------------------------------------
@@ -277,6 +310,7 @@ def _squeeze_shape_rule(operand, *, dimensions):
 
 squeeze_p = standard_primitive("squeeze", _squeeze_shape_rule, _operand_dtype, _operand_weak)
 lowering.register(squeeze_p, lambda ctx, x, *, dimensions: ctx.b.op("stablehlo.reshape", [x], [ctx.avals_out[0]]))
+deflinear(squeeze_p, lambda ct, operand, *, dimensions: [reshape(ct, operand.aval.shape)])
 
 
 def expand_dims(array, dimensions):
@@ -329,6 +363,13 @@ transpose_p = standard_primitive("transpose", _transpose_shape_rule, _operand_dt
 lowering.register(transpose_p, _transpose_lowering)
 
 
+def _transpose_transpose(ct, operand, *, permutation):
+    return [transpose(ct, tuple(np.argsort(permutation)))]  # the inverse permutation
+
+
+deflinear(transpose_p, _transpose_transpose)
+
+
 # ----- rev -------------------------------------------------------------------------------------
 
 def rev(operand, dimensions):
@@ -354,6 +395,7 @@ def _rev_lowering(ctx, x, *, dimensions):
 
 rev_p = standard_primitive("rev", _rev_shape_rule, _operand_dtype, _operand_weak)
 lowering.register(rev_p, _rev_lowering)
+deflinear(rev_p, lambda ct, operand, *, dimensions: [rev(ct, dimensions)])
 
 
 # ----- pad -------------------------------------------------------------------------------------
@@ -398,6 +440,28 @@ pad_p = standard_primitive("pad", _pad_shape_rule, lambda x, v, **_: same_dtypes
 lowering.register(pad_p, _pad_lowering)
 
 
+def _pad_transpose(ct, operand, padding_value, *, padding_config):
+    # pad is linear in (operand, padding_value) jointly. The operand's cotangent: undo the edge
+    # padding (negating the config also restores elements a negative edge cut off, as zeros), then
+    # drop the interior padding with a strided slice. Every other element of ct came from the padding
+    # value, so its cotangent is sum(ct) - sum(operand's cotangent).
+    from .elementwise import sub
+    from .reductions import reduce_sum
+    aval = operand.aval if ad.is_undefined(operand) else aval_of(operand)
+    zero = scalar_array(0, aval_of(ct).dtype, weak_type=False)
+    unpadded = pad(ct, zero, [(-lo, -hi, 0) for lo, hi, _ in padding_config])
+    t_operand = slice(unpadded, (0,) * aval.ndim, aval_of(unpadded).shape,
+                      tuple(interior + 1 for _, _, interior in padding_config))
+    t_value = None
+    if ad.is_undefined(padding_value):
+        everything = tuple(range(aval.ndim))
+        t_value = sub(reduce_sum(ct, everything), reduce_sum(t_operand, everything))
+    return [t_operand if ad.is_undefined(operand) else None, t_value]
+
+
+deflinear(pad_p, _pad_transpose)
+
+
 # ----- concatenate -----------------------------------------------------------------------------
 
 def concatenate(operands, dimension):
@@ -438,6 +502,24 @@ concatenate_p = standard_primitive("concatenate", _concatenate_shape_rule,
                                    lambda *ops, **_: same_dtypes_rule("concatenate", ANY, *ops),
                                    lambda *ops, **_: all(o.weak_type for o in ops))
 lowering.register(concatenate_p, _concatenate_lowering)
+
+
+def _concatenate_transpose(ct, *operands, dimension):
+    ct_shape = aval_of(ct).shape
+    cts, start = [], 0
+    for x in operands:
+        size = (x.aval if ad.is_undefined(x) else aval_of(x)).shape[dimension]
+        if ad.is_undefined(x):
+            starts, limits = [0] * len(ct_shape), list(ct_shape)
+            starts[dimension], limits[dimension] = start, start + size
+            cts.append(slice(ct, starts, limits))
+        else:
+            cts.append(None)
+        start += size
+    return cts
+
+
+deflinear(concatenate_p, _concatenate_transpose)
 
 
 # ----- slice -----------------------------------------------------------------------------------
@@ -482,6 +564,18 @@ def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
 
 slice_p = standard_primitive("slice", _slice_shape_rule, _operand_dtype, _operand_weak)
 lowering.register(slice_p, _slice_lowering)
+
+
+def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
+    # zeros everywhere the slice did not read: pad with the stride's gaps as interior padding
+    config = []
+    for d, lo, n, st in zip(operand.aval.shape, start_indices, aval_of(ct).shape, strides, strict=True):
+        used = n + max(n - 1, 0) * (st - 1)
+        config.append((lo, d - lo - used, st - 1))
+    return [pad(ct, scalar_array(0, aval_of(ct).dtype, weak_type=False), config)]
+
+
+deflinear(slice_p, _slice_transpose)
 
 
 # ----- dynamic_slice / dynamic_update_slice -------------------------------------------------------
@@ -565,6 +659,26 @@ dynamic_slice_p = standard_primitive("dynamic_slice", _dynamic_slice_shape_rule,
 lowering.register(dynamic_slice_p, _dynamic_slice_lowering)
 
 
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    # linear in the operand; the integer start indices carry no tangent
+    operand, *indices = primals
+    out = dynamic_slice_p.bind(operand, *indices, slice_sizes=slice_sizes)
+    if type(tangents[0]) is ad.Zero:
+        return out, ad.Zero(ad.tangent_aval(aval_of(out)))
+    return out, dynamic_slice_p.bind(tangents[0], *indices, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, operand, *indices, slice_sizes):
+    # dynamic_update_slice clamps its start exactly as dynamic_slice does (same block size)
+    aval = operand.aval
+    zeros = full(aval.shape, 0, aval.dtype)
+    return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
+
+
+ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
+ad.transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
+
+
 def dynamic_update_slice(operand, update, start_indices):
     """`operand` with the block `update` written at `start_indices` (clamped so that the whole
     update fits, as XLA does; negative starts count from the end).
@@ -602,6 +716,33 @@ dynamic_update_slice_p = standard_primitive(
 lowering.register(dynamic_update_slice_p, _dynamic_update_slice_lowering)
 
 
+def _dynamic_update_slice_jvp(primals, tangents, **params):
+    # linear in (operand, update) jointly; the integer start indices carry no tangent
+    operand, update, *indices = primals
+    out = dynamic_update_slice_p.bind(operand, update, *indices)
+    t_operand, t_update = tangents[:2]
+    if type(t_operand) is ad.Zero and type(t_update) is ad.Zero:
+        return out, ad.Zero(ad.tangent_aval(aval_of(out)))
+    t_out = dynamic_update_slice_p.bind(ad.instantiate_zeros(t_operand), ad.instantiate_zeros(t_update),
+                                        *indices)
+    return out, t_out
+
+
+def _dynamic_update_slice_transpose(ct, operand, update, *indices):
+    update_shape = (update.aval if ad.is_undefined(update) else aval_of(update)).shape
+    t_operand = t_update = None
+    if ad.is_undefined(operand):
+        zeros = full(update_shape, 0, aval_of(ct).dtype)
+        t_operand = dynamic_update_slice_p.bind(ct, zeros, *indices)  # overwritten elements get nothing
+    if ad.is_undefined(update):
+        t_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=update_shape)
+    return [t_operand, t_update] + [None] * len(indices)
+
+
+ad.jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
+ad.transpose_rules[dynamic_update_slice_p] = _dynamic_update_slice_transpose
+
+
 # ----- stop_gradient ---------------------------------------------------------------------------
 
 def stop_gradient(x):
@@ -622,6 +763,7 @@ def stop_gradient(x):
 
 stop_gradient_p = standard_primitive("stop_gradient", lambda x: x.shape, _operand_dtype, _operand_weak)
 lowering.register(stop_gradient_p, lambda ctx, x: x)
+defnondiff(stop_gradient_p)
 
 
 # ----- derived helpers (no primitives of their own) -----------------------------------------------

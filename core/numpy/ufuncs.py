@@ -8,11 +8,14 @@ gives float32), integer `floor_divide`/`remainder` by zero give XLA's values rat
 and `power` of integers to a negative integer array is implementation-defined.
 """
 
+from functools import partial
+
 import numpy as np
 
 from .. import dtypes
 from .. import lax
 from ..array import Array, scalar_array
+from ..custom_derivatives import custom_jvp
 from ..lax.elementwise import RoundingMethod
 from ._util import (asarray_operand, broadcast_to_common_shape, check_arraylike, promote_args, promote_args_inexact,
                     promote_args_numeric, promote_shapes)
@@ -432,10 +435,32 @@ def logaddexp(x1, x2, /):
     """
     x1, x2 = _promote_full("logaddexp", promote_args_inexact, x1, x2)
     _no_complex("logaddexp", x1)
+    return _logaddexp(x1, x2)
+
+
+@custom_jvp
+def _logaddexp(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     # equal infinities give a nan delta: their sum is the answer
     return _where(lax.ne(delta, delta), lax.add(x1, x2), lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+
+
+def _logaddexp_tangent(exp_fn, ans, primals, tangents):
+    """t1 * b**(x1 - ans) + t2 * b**(x2 - ans): the weights of the two inputs, exact at ties (where
+    max/abs in the primal formula would split or skew the derivative), infinities read as 0."""
+    ans = _finite_or_zero(ans)
+    return sum(lax.mul(t, exp_fn(lax.sub(_finite_or_zero(x), ans))) for x, t in zip(primals, tangents))
+
+
+def _finite_or_zero(x):
+    return _where(lax.is_finite(x), x, _fill(0, x))
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    ans = _logaddexp(*primals)
+    return ans, _logaddexp_tangent(lax.exp, ans, primals, tangents)
 
 
 def logaddexp2(x1, x2, /):
@@ -445,10 +470,21 @@ def logaddexp2(x1, x2, /):
     """
     x1, x2 = _promote_full("logaddexp2", promote_args_inexact, x1, x2)
     _no_complex("logaddexp2", x1)
+    return _logaddexp2(x1, x2)
+
+
+@custom_jvp
+def _logaddexp2(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), _LN2)
     return _where(lax.ne(delta, delta), lax.add(x1, x2), lax.add(amax, tail))
+
+
+@_logaddexp2.defjvp
+def _logaddexp2_jvp(primals, tangents):
+    ans = _logaddexp2(*primals)
+    return ans, _logaddexp_tangent(lax.exp2, ans, primals, tangents)
 
 
 sqrt = _unary("sqrt", lax.sqrt, promote_args_inexact, doc="""Elementwise square root (nan for negative reals).
@@ -890,7 +926,7 @@ def spacing(x, /):
     """Elementwise distance from x to the next float away from zero (negative for negative x;
     nan for infinities), as `numpy.spacing`. Example: `jnp.spacing(jnp.float32(1.0))` is `1.1920929e-07`.
     """
-    x = _real_float("spacing", x)
+    x = lax.stop_gradient(_real_float("spacing", x))  # a step size: no derivative flows through
     toward = _where(lax.lt(x, _fill(0, x)), _fill(-np.inf, x), _fill(np.inf, x))
     step = lax.nextafter(x, toward)
     # at zero the step is the smallest subnormal, which the subtraction could flush to zero
@@ -905,7 +941,22 @@ def sinc(x, /):
     (x,) = promote_args_inexact("sinc", x)
     is_zero = lax.eq(x, _fill(0, x))
     safe = lax.mul(_where(is_zero, _fill(1, x), x), np.pi)
-    return _where(is_zero, _fill(1, x), lax.div(lax.sin(safe), safe))
+    # at 0 the value comes from sin(y)/y's Maclaurin series, so every derivative order is right there
+    return _where(is_zero, _sinc_maclaurin(0, lax.mul(x, np.pi)), lax.div(lax.sin(safe), safe))
+
+
+@partial(custom_jvp, nondiff_argnums=(0,))
+def _sinc_maclaurin(k, y):
+    """The k-th derivative of sin(y)/y at y = 0 ((-1)^(k/2) / (k + 1) for even k, 0 for odd), in y's
+    shape; its own derivative is the next one."""
+    coeff = 0.0 if k % 2 else (-1.0) ** (k // 2) / (k + 1)
+    return _fill(coeff, y)
+
+
+@_sinc_maclaurin.defjvp
+def _sinc_maclaurin_jvp(k, primals, tangents):
+    (y,), (t,) = primals, tangents
+    return _sinc_maclaurin(k, y), lax.mul(_sinc_maclaurin(k + 1, y), t)
 
 
 # ----- complex numbers ----------------------------------------------------------------------

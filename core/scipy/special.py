@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from .. import lax
+from ..custom_derivatives import custom_jvp
 from ..lax._base import aval_of
 from ..numpy._util import broadcast_to_common_shape, canonicalize_axes, check_arraylike, promote_args_inexact
 
@@ -97,19 +98,42 @@ def xlogy(x, y):
     """x * log(y), defined as 0 where x == 0 (even for y == 0; a NaN y still gives NaN, as SciPy).
     Example: `xlogy(0., 0.)` is `0.`."""
     x, y = _inexact("xlogy", x, y)
+    return _xlogy(x, y)
+
+
+@custom_jvp
+def _xlogy(x, y):
     nonzero = lax.bitwise_or(lax.ne(x, _c(x, 0.0)), lax.ne(y, y))
     # substitute 1 where x == 0 so no log(0) * 0 = nan is ever formed
     safe_x, safe_y = _where(nonzero, x, _c(x, 1.0)), _where(nonzero, y, _c(y, 1.0))
     return _where(nonzero, lax.mul(safe_x, lax.log(safe_y)), _c(x, 0.0))
 
 
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    # d/dx is log(y) even at x == 0, where the value is defined as 0 (as JAX and SciPy mean it)
+    (x, y), (tx, ty) = primals, tangents
+    return _xlogy(x, y), lax.add(lax.mul(tx, lax.log(y)), lax.mul(ty, lax.div(x, y)))
+
+
 def xlog1py(x, y):
     """x * log1p(y), defined as 0 where x == 0 (even for y == -1; a NaN y still gives NaN, as
     SciPy). Example: `xlog1py(0., -1.)` is `0.`."""
     x, y = _inexact("xlog1py", x, y)
+    return _xlog1py(x, y)
+
+
+@custom_jvp
+def _xlog1py(x, y):
     nonzero = lax.bitwise_or(lax.ne(x, _c(x, 0.0)), lax.ne(y, y))
     safe_x, safe_y = _where(nonzero, x, _c(x, 1.0)), _where(nonzero, y, _c(y, 0.0))
     return _where(nonzero, lax.mul(safe_x, lax.log1p(safe_y)), _c(x, 0.0))
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return _xlog1py(x, y), lax.add(lax.mul(tx, lax.log1p(y)), lax.mul(ty, lax.div(x, lax.add(y, _c(y, 1.0)))))
 
 
 def entr(x):
@@ -177,10 +201,13 @@ def log_ndtr(x):
     lower = -20.0 if aval_of(x).dtype == dtypes.float64 else -10.0
     c = lambda v: _c(x, v)  # noqa: E731
     # x <= 0: log of ndtr (erfc-based, relatively accurate); x > 0: log1p of the small upper tail
-    neg = lax.log(_ndtr(lax.min(lax.max(x, c(lower)), c(0.0))))
-    pos = lax.log1p(lax.neg(_ndtr(lax.neg(lax.max(x, c(0.0))))))
+    # each branch reads x where it is selected and a harmless constant elsewhere (selects, not
+    # min/max clamps, whose derivative would be split at the branch points)
+    in_low, in_pos = lax.lt(x, c(lower)), lax.gt(x, c(0.0))
+    neg = lax.log(_ndtr(_where(lax.bitwise_or(in_low, in_pos), c(-1.0), x)))
+    pos = lax.log1p(lax.neg(_ndtr(lax.neg(_where(in_pos, x, c(1.0))))))
     # x -> -inf: log ndtr(x) = -x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 + 3/x^4 - 15/x^6 + ...)
-    xs = lax.min(x, c(lower))
+    xs = _where(in_low, x, c(lower))
     inv2 = lax.div(c(1.0), lax.mul(xs, xs))
     series, term = c(1.0), c(1.0)
     for k in range(1, 7):
@@ -188,7 +215,7 @@ def log_ndtr(x):
         series = lax.add(series, term)
     low = lax.sub(lax.sub(lax.mul(c(-0.5), lax.mul(xs, xs)), lax.log(lax.neg(xs))),
                   lax.sub(c(0.5 * np.log(2 * np.pi)), lax.log(series)))
-    return _where(lax.lt(x, c(lower)), low, _where(lax.gt(x, c(0.0)), pos, neg))
+    return _where(in_low, low, _where(in_pos, pos, neg))
 
 
 # ----- reductions ---------------------------------------------------------------------------

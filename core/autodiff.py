@@ -1,0 +1,527 @@
+"""User-facing differentiation: `jvp`, `linearize`, `vjp`, `grad`, `value_and_grad`, `jacfwd`,
+`jacrev`, `hessian`, `linear_transpose`.
+
+All of them take pytrees of arrays and work at any order and under `jit` (and `jit` works inside
+them). Forward mode is the jvp interpreter; reverse mode is linearize (jvp + partial evaluation)
+followed by transposition of the linear program (`core/interpreters/ad.py`, DESIGN.md decision 5).
+
+Until `vmap` exists (issue 5), `jacfwd` and `jacrev` build the Jacobian one basis vector at a
+time: correct for any function, but their cost grows with the input (output) size.
+"""
+import functools
+
+import numpy as np
+
+from . import dtypes, traceback_util
+from .array import Array, to_array
+from .interpreters import ad
+from .interpreters.ad import UndefinedPrimal, Zero, tangent_aval
+from .interpreters.partial_eval import PartialEvalTrace
+from .interpreters.staging import check_leaks
+from .trace import Tracer, current_trace, set_current_trace
+from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+
+__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian",
+           "linear_transpose"]
+
+
+# ----- argument handling ---------------------------------------------------------------------------
+
+def _fun_name(fun):
+    return getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def _as_value(x, what):
+    """A leaf given to a differentiation API as a primitive operand (Array or tracer)."""
+    if isinstance(x, (Array, Tracer)):
+        return x
+    if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)):
+        return to_array(x)
+    raise TypeError(f"{what}: expected arrays, scalars or pytrees of them, got a value of type {type(x)}.")
+
+
+def _flat_fun(fun, in_tree, has_aux=False):
+    """`fun` on flat inputs returning flat outputs; the output tree (and aux) land in `store`."""
+    store = {}
+
+    def flat(*leaves):
+        out = fun(*tree_unflatten(in_tree, leaves))
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(f"{_fun_name(fun)} was differentiated with has_aux=True, so it must return a "
+                                f"pair (output, auxiliary data); it returned {type(out).__name__}.")
+            out, aux = out
+            # aux leaves leave without their tangents (they are not differentiated)
+            trace = current_trace()
+            store["aux"] = tree_map(lambda x: x.primal if type(x) is ad.JVPTracer and x._trace is trace else x, aux)
+        leaves_out, store["tree"] = tree_flatten(out)
+        return [_as_value(x, f"the output of {_fun_name(fun)}") for x in leaves_out]
+    flat.__name__ = _fun_name(fun)
+    return flat, store
+
+
+def _float0_zeros(aval):
+    return np.zeros(aval.shape, dtypes.float0)
+
+
+def _check_tangent(p, t, i):
+    """A user tangent for primal `p`: `Zero` for a float0 tangent, else an array of p's type."""
+    p_aval = p.aval
+    expected = tangent_aval(p_aval)
+    if isinstance(t, np.ndarray) and t.dtype == dtypes.float0:
+        if t.shape != p_aval.shape:
+            raise ValueError(f"jvp: the tangent of primal {i} has shape {t.shape}, the primal {p_aval.shape}.")
+        return Zero(expected)
+    t = _as_value(t, "jvp tangents")
+    if expected.dtype == dtypes.float0:
+        raise TypeError(f"jvp: primal {i} has dtype {dtypes.short_name(p_aval.dtype)}, so its tangent must be "
+                        f"a float0 array (np.zeros(shape, dtype=core.dtypes.float0)), got "
+                        f"{dtypes.short_name(t.dtype)}.")
+    if t.shape != p_aval.shape or t.dtype != p_aval.dtype:
+        raise TypeError(f"jvp: primal and tangent arguments must have equal types; primal {i} is "
+                        f"{p_aval.str_short()} but its tangent is {t.aval.str_short()}.")
+    return t
+
+
+def _user_tangent(t, aval):
+    """A tangent returned to the user: zeros materialized, float0 for integer outputs."""
+    if not dtypes.is_inexact(aval.dtype):
+        return _float0_zeros(aval)
+    return ad.instantiate_zeros(t)
+
+
+# ----- forward mode ---------------------------------------------------------------------------------
+
+@traceback_util.api_boundary
+def jvp(fun, primals, tangents, has_aux=False):
+    """Evaluate `fun` at `primals` and its directional derivative along `tangents` (forward mode).
+
+    `primals` and `tangents` are tuples of pytrees of the same structure and types; integer inputs
+    take float0 tangents. Returns `(fun(*primals), tangent_out)` (and the aux data with `has_aux`).
+
+    Example:
+        >>> jvp(jnp.sin, (0.1,), (0.2,))   # (0.09983342, 0.19900084)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primal and tangent arguments must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+    flat_p, tree_p = tree_flatten(tuple(primals))
+    flat_t, tree_t = tree_flatten(tuple(tangents))
+    if tree_p != tree_t:
+        raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure; got {tree_p} "
+                        f"and {tree_t}.")
+    flat_p = [_as_value(p, "jvp primals") for p in flat_p]
+    flat_t = [_check_tangent(p, t, i) for i, (p, t) in enumerate(zip(flat_p, flat_t))]
+    flat, store = _flat_fun(fun, tree_p, has_aux)
+    p_out, t_out = ad.jvp_flat(flat, flat_p, flat_t, instantiate=False)
+    t_out = [_user_tangent(t, _aval(p)) for p, t in zip(p_out, t_out)]
+    out = (tree_unflatten(store["tree"], p_out), tree_unflatten(store["tree"], t_out))
+    return out + (store["aux"],) if has_aux else out
+
+
+def _aval(x):
+    return x.aval if hasattr(x, "aval") else to_array(x).aval
+
+
+# ----- linearize and reverse mode ------------------------------------------------------------------
+
+def linearize_flat(flat_fun, primals, fun_name="<fun>"):
+    """Linearize a flat function at `primals`.
+
+    Returns `(primal_outs, linear, in_mask, out_mask)`: `linear` is a ClosedJaxpr (residuals as its
+    constants) from the tangents of the inputs marked in `in_mask` (the inexact ones) to the tangents
+    of the outputs marked in `out_mask`.
+    """
+    pe = PartialEvalTrace(current_trace(), fun_name, "linearize")
+    jt = ad.JVPTrace(pe, fun_name, "linearize")
+    in_mask = [dtypes.is_inexact(p.aval.dtype) for p in primals]
+    tangents = [pe.new_arg(tangent_aval(p.aval)) if m else Zero(tangent_aval(p.aval))
+                for p, m in zip(primals, in_mask)]
+    try:
+        with set_current_trace(jt):
+            outs = flat_fun(*[jt.new(p, t) for p, t in zip(primals, tangents)])
+        primal_outs, tangent_outs = [], []
+        for o in outs:
+            p, t = jt.lift(o)
+            primal_outs.append(p)
+            tangent_outs.append(t)
+        out_mask = [dtypes.is_inexact(_aval(p).dtype) for p in primal_outs]
+        with set_current_trace(pe):
+            lin_outs = [ad.instantiate_zeros(t) for t, m in zip(tangent_outs, out_mask) if m]
+        linear = pe.to_jaxpr(lin_outs)
+    finally:
+        jt.alive = False
+        pe.alive = False
+    if jt._leak_refs is not None:
+        del outs, o
+        check_leaks(jt, jt._leak_refs)
+    return primal_outs, linear, in_mask, out_mask
+
+
+@traceback_util.api_boundary
+def linearize(fun, *primals):
+    """`fun(*primals)` and the linear function `tangents -> jvp` at `primals`, whose evaluation
+    reuses the residuals saved here instead of re-running `fun`.
+
+    Example:
+        >>> y, f_jvp = linearize(jnp.sin, 1.0)
+        >>> f_jvp(2.0)   # 2 * cos(1.0)
+    """
+    flat_p, in_tree = tree_flatten(primals)
+    flat_p = [_as_value(p, "linearize primals") for p in flat_p]
+    flat, store = _flat_fun(fun, in_tree)
+    p_out, linear, in_mask, out_mask = linearize_flat(flat, flat_p, _fun_name(fun))
+    out_tree = store["tree"]
+
+    def f_jvp(*tangents):
+        flat_t, tree_t = tree_flatten(tangents)
+        if tree_t != in_tree:
+            raise TypeError(f"linearized function of {_fun_name(fun)}: tangents must have the primals' "
+                            f"structure {in_tree}, got {tree_t}.")
+        ts = [_check_tangent(p, t, i) for i, (p, t) in enumerate(zip(flat_p, flat_t))]
+        ins = [ad.instantiate_zeros(t) for t, m in zip(ts, in_mask) if m]
+        from .interpreters.evaluation import eval_jaxpr
+        lin = iter(eval_jaxpr(linear.jaxpr, linear.consts, *ins))
+        outs = [next(lin) if m else _float0_zeros(_aval(p)) for p, m in zip(p_out, out_mask)]
+        return tree_unflatten(out_tree, outs)
+
+    return tree_unflatten(out_tree, p_out), f_jvp
+
+
+def _vjp_flat(flat, flat_p, fun_name):
+    p_out, linear, in_mask, out_mask = linearize_flat(flat, flat_p, fun_name)
+    undefined = [UndefinedPrimal(tangent_aval(p.aval)) for p, m in zip(flat_p, in_mask) if m]
+
+    def pullback(flat_cts):
+        cts = [ct for ct, m in zip(flat_cts, out_mask) if m]
+        in_cts = iter(ad.backward_pass(linear.jaxpr, list(linear.consts) + undefined, cts))
+        return [ad.instantiate_zeros(next(in_cts)) if m else _float0_zeros(p.aval)
+                for p, m in zip(flat_p, in_mask)]
+    return p_out, pullback
+
+
+@traceback_util.api_boundary
+def vjp(fun, *primals, has_aux=False):
+    """`fun(*primals)` and its pullback: a function from a cotangent of the output (same structure,
+    shapes and dtypes) to the cotangents of `primals` (a tuple, one per primal).
+
+    Example:
+        >>> y, f_vjp = vjp(lambda x, y: (jnp.sin(x), jnp.cos(y)), 0.5, 1.0)
+        >>> f_vjp((1.0, 1.0))   # (cos(0.5), -sin(1.0))
+    """
+    name = _fun_name(fun)
+    flat_p, in_tree = tree_flatten(primals)
+    flat_p = [_as_value(p, "vjp primals") for p in flat_p]
+    flat, store = _flat_fun(fun, in_tree, has_aux)
+    p_out, pullback = _vjp_flat(flat, flat_p, name)
+    out_tree = store["tree"]
+    out_avals = [_aval(p) for p in p_out]
+
+    def f_vjp(ct):
+        flat_ct, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"vjp of {name}: the cotangent must have the output's structure {out_tree}, "
+                            f"got {ct_tree}.")
+        cts = []
+        for i, (c, a) in enumerate(zip(flat_ct, out_avals)):
+            if isinstance(c, np.ndarray) and c.dtype == dtypes.float0:
+                cts.append(Zero(tangent_aval(a)))
+                continue
+            c = _as_value(c, f"vjp of {name}: cotangent")
+            if dtypes.is_inexact(a.dtype) and (c.shape != a.shape or c.dtype != a.dtype):
+                raise ValueError(f"vjp of {name}: cotangent {i} has type {c.aval.str_short()} but the "
+                                 f"output it pulls back has type {a.str_short()}.")
+            cts.append(c)
+        return tree_unflatten(in_tree, pullback(cts))
+
+    out = tree_unflatten(out_tree, p_out)
+    return (out, f_vjp, store["aux"]) if has_aux else (out, f_vjp)
+
+
+@traceback_util.api_boundary
+def linear_transpose(fun, *primals):
+    """The transpose of the linear function `fun`, traced at the types of `primals` (only their
+    shapes and dtypes are used): a function from an output cotangent to a tuple of input ones.
+
+    Example:
+        >>> f_t = linear_transpose(lambda x: 2.0 * x, 1.0)
+        >>> f_t(3.0)   # (6.0,)
+    """
+    from .interpreters.staging import trace_to_jaxpr
+    name = _fun_name(fun)
+    flat_p, in_tree = tree_flatten(primals)
+    avals = [_aval(_as_value(p, "linear_transpose primals")) if not hasattr(p, "dtype") or
+             not hasattr(p, "shape") or isinstance(p, (Array, Tracer, np.ndarray, np.generic))
+             else _shape_dtype_aval(p) for p in flat_p]
+    for a in avals:
+        if not dtypes.is_inexact(a.dtype):
+            raise TypeError(f"linear_transpose of {name}: inputs must be float or complex, got "
+                            f"{dtypes.short_name(a.dtype)}.")
+    flat, store = _flat_fun(fun, in_tree)
+    closed = trace_to_jaxpr(flat, [a.strip_weak_type() for a in avals], fun_name=name, purpose="linear_transpose")
+    out_tree = store["tree"]
+    out_avals = closed.out_avals
+
+    def transposed(ct):
+        flat_ct, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"linear_transpose of {name}: cotangent structure {ct_tree} does not match the "
+                            f"output structure {out_tree}.")
+        cts = []
+        for c, a in zip(flat_ct, out_avals):
+            c = _as_value(c, "linear_transpose cotangent")
+            if c.shape != a.shape or c.dtype != a.dtype:
+                raise TypeError(f"linear_transpose of {name}: cotangent type {c.aval.str_short()} does not match "
+                                f"the output type {a.str_short()}.")
+            cts.append(c)
+        outs = ad.backward_pass(closed.jaxpr, list(closed.consts) + [UndefinedPrimal(a) for a in avals], cts)
+        return tree_unflatten(in_tree, [ad.instantiate_zeros(o) for o in outs])
+    return transposed
+
+
+def _shape_dtype_aval(x):
+    from .avals import ShapedArray
+    return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+
+
+# ----- grad ----------------------------------------------------------------------------------------
+
+def _argnums_tuple(argnums, n_args, fname, what):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{what} of {fname}: argnums must not be empty.")
+    for a in nums:
+        if not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{what} of {fname}: argnums must be an int or a tuple of ints, got {argnums!r}.")
+        if not -n_args <= a < n_args:
+            raise ValueError(f"{what} of {fname}: argnums={argnums!r} but the function was called with "
+                             f"{n_args} positional argument(s).")
+    return tuple(int(a) % n_args for a in nums)
+
+
+def _partial(fun, args, kwargs, nums):
+    """`fun` as a function of the arguments at positions `nums` only."""
+    def f(*dyn):
+        full = list(args)
+        for i, x in zip(nums, dyn):
+            full[i] = x
+        return fun(*full, **kwargs)
+    f.__name__ = _fun_name(fun)
+    return f
+
+
+def _check_input_dtypes(dyn, fname, allow_int, holomorphic, what):
+    for leaf in tree_flatten(dyn)[0]:
+        dt = _aval(_as_value(leaf, f"{what} of {fname}")).dtype
+        if holomorphic:
+            if not dtypes.is_complex(dt):
+                raise TypeError(f"{what} with holomorphic=True requires inputs with complex dtype, but got "
+                                f"{dtypes.short_name(dt)}.")
+        elif not dtypes.is_inexact(dt) and not allow_int:
+            raise TypeError(f"{what} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+                            f"of np.inexact), but got {np.dtype(dt).name}. If you want to use Boolean- or "
+                            "integer-valued inputs, use vjp or set allow_int to True.")
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """A function returning `(fun(*args), gradient of fun at args)` with respect to the arguments
+    at `argnums` (an int, or a tuple giving a tuple of gradients). `fun` must return a real scalar
+    (complex with `holomorphic=True`); with `has_aux` it returns `(scalar, aux)` and the result is
+    `((value, aux), gradient)`.
+
+    Example:
+        >>> value_and_grad(lambda x: (x ** 2).sum())(jnp.array([1.0, 2.0]))   # (5.0, [2., 4.])
+    """
+    fname = _fun_name(fun)
+
+    @traceback_util.api_boundary
+    @functools.wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), fname, "grad")
+        dyn = tuple(args[i] for i in nums)
+        _check_input_dtypes(dyn, fname, allow_int, holomorphic, "grad")
+        f = _partial(fun, args, kwargs, nums)
+        if has_aux:
+            ans, f_vjp, aux = vjp(f, *dyn, has_aux=True)
+        else:
+            ans, f_vjp = vjp(f, *dyn)
+        _check_scalar(ans, fname, holomorphic)
+        grads = f_vjp(ad.instantiate_zeros(_ones_like(ans)))
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return ((ans, aux), g) if has_aux else (ans, g)
+
+    return value_and_grad_f
+
+
+def _ones_like(x):
+    from .lax import full
+    a = _aval(x)
+    return full(a.shape, 1, a.dtype)
+
+
+def _check_scalar(x, fname, holomorphic):
+    if not isinstance(x, (Array, Tracer)):
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output of {fname} was "
+                        f"{type(x).__name__}.")
+    aval = x.aval
+    if aval.shape != ():
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}. "
+                        f"(function {fname}; for a vector output use jacrev, jacfwd or vjp)")
+    if holomorphic:
+        if not dtypes.is_complex(aval.dtype):
+            raise TypeError(f"grad with holomorphic=True requires outputs with complex dtype, but got "
+                            f"{dtypes.short_name(aval.dtype)}.")
+    elif not dtypes.is_float(aval.dtype):
+        if dtypes.is_complex(aval.dtype):
+            raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                            f"np.floating), but got {np.dtype(aval.dtype).name}. For holomorphic "
+                            "differentiation, pass holomorphic=True. For differentiating non-holomorphic "
+                            "functions involving complex outputs, use jax.vjp directly.")
+        raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                        f"but got {np.dtype(aval.dtype).name}.")
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The gradient of the scalar function `fun` with respect to the argument(s) at `argnums`.
+
+    Example:
+        >>> grad(jnp.tanh)(1.0)   # 0.41997434
+        >>> grad(lambda w, x: (w * x).sum(), argnums=(0, 1))(w, x)   # (x, w)
+    """
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_f(*args, **kwargs):
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        return vg(*args, **kwargs)[1]
+    return grad_f
+
+
+# ----- Jacobians --------------------------------------------------------------------------------------
+
+def _stack(xs, like_aval):
+    """Stack per-basis-vector results into one array (leading axis)."""
+    from . import numpy as jnp
+    if not xs:
+        return jnp.zeros((0,) + like_aval.shape, like_aval.dtype)
+    return jnp.stack(xs)
+
+
+def _basis(avals, dtype_of):
+    """The standard basis of the flattened inputs: for each (leaf, element) a list of tangents, one
+    per leaf. The vectors are rows of one identity matrix per leaf (`iota == iota`, which XLA
+    folds), and symbolic zeros for the other leaves, so a jitted Jacobian carries no constants."""
+    from . import numpy as jnp
+    eyes = [jnp.eye(a.size, dtype=dtype_of(a)) if a.size else None for a in avals]
+    for j, a in enumerate(avals):
+        for k in range(a.size):
+            yield [eyes[j][k].reshape(a.shape) if i == j else Zero(tangent_aval(b))
+                   for i, b in enumerate(avals)]
+
+
+def _jac_tree(out_tree, out_avals, in_tree, in_avals, vectors, forward):
+    """Assemble a Jacobian pytree: the output structure outside, each output leaf replaced by the
+    input structure, with arrays of shape `out.shape + in.shape`.
+
+    Forward: `vectors[k][j]` is output leaf j's tangent for basis vector k over the flat input
+    elements. Reverse: `vectors[k][i]` is input leaf i's cotangent for basis vector k over the flat
+    output elements.
+    """
+    from . import numpy as jnp
+    in_offsets = np.cumsum([0] + [a.size for a in in_avals])
+    out_offsets = np.cumsum([0] + [a.size for a in out_avals])
+    leaves = []
+    for j, oa in enumerate(out_avals):
+        row = []
+        for i, ia in enumerate(in_avals):
+            if forward:
+                cols = [vectors[k][j] for k in range(in_offsets[i], in_offsets[i + 1])]
+                block = jnp.moveaxis(_stack(cols, oa), 0, -1) if cols else jnp.zeros(oa.shape + (0,), oa.dtype)
+            else:
+                rows = [vectors[k][i] for k in range(out_offsets[j], out_offsets[j + 1])]
+                block = _stack(rows, ia)
+            row.append(block.reshape(oa.shape + ia.shape))
+        leaves.append(tree_unflatten(in_tree, row))
+    return tree_unflatten(out_tree, leaves)
+
+
+def _jacobian_setup(fun, argnums, args, kwargs, has_aux, holomorphic, allow_int, what):
+    """The differentiated arguments of a Jacobian call as flat values, and `fun` on them flat."""
+    fname = _fun_name(fun)
+    nums = _argnums_tuple(argnums, len(args), fname, what)
+    dyn = args[nums[0]] if isinstance(argnums, int) else tuple(args[i] for i in nums)
+    _check_input_dtypes(dyn, fname, allow_int, holomorphic, what)
+    f = _partial(fun, args, kwargs, nums)
+    f1 = (lambda x: f(x)) if isinstance(argnums, int) else (lambda x: f(*x))
+    flat_in, in_tree = tree_flatten(dyn)
+    flat_in = [_as_value(x, f"{what} of {fname}") for x in flat_in]
+    flat, store = _flat_fun(f1, tree_structure((dyn,)), has_aux)
+    return flat, store, flat_in, in_tree
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Jacobian of `fun` by forward mode (one jvp per input element). The result has the output's
+    structure, each output leaf replaced by the structure of the differentiated argument(s), with
+    arrays of shape `out.shape + in.shape`, as JAX documents.
+
+    Example:
+        >>> jacfwd(lambda x: jnp.sin(x))(jnp.array([0.0, 1.0]))   # diag(cos(x))
+    """
+    fname = _fun_name(fun)
+
+    @traceback_util.api_boundary
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        flat, store, flat_in, in_tree = _jacobian_setup(fun, argnums, args, kwargs, has_aux, holomorphic, False,
+                                                        "jacfwd")
+        in_avals = [x.aval for x in flat_in]
+        columns = []
+        out_avals = None
+        for basis in _basis(in_avals, lambda a: a.dtype):
+            p_out, t_out = ad.jvp_flat(flat, flat_in, basis, instantiate=True)
+            out_avals = [_aval(p) for p in p_out]
+            columns.append(t_out)
+        if out_avals is None:  # no input elements: evaluate once for the output types
+            p_out = flat(*flat_in)
+            out_avals = [_aval(p) for p in p_out]
+        jac = _jac_tree(store["tree"], out_avals, in_tree, in_avals, columns, forward=True)
+        return (jac, store["aux"]) if has_aux else jac
+    return jacfun
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian of `fun` by reverse mode (one vjp per output element), with the same structure
+    as `jacfwd`'s.
+
+    Example:
+        >>> jacrev(lambda x: x ** 2)(jnp.array([1.0, 2.0]))   # [[2, 0], [0, 4]]
+    """
+    fname = _fun_name(fun)
+
+    @traceback_util.api_boundary
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        flat, store, flat_in, in_tree = _jacobian_setup(fun, argnums, args, kwargs, has_aux, holomorphic,
+                                                        allow_int, "jacrev")
+        in_avals = [x.aval for x in flat_in]
+        p_out, pullback = _vjp_flat(flat, flat_in, fname)
+        out_avals = [_aval(p) for p in p_out]
+        rows = [pullback(basis) for basis in _basis(out_avals, lambda a: a.dtype)]
+        jac = _jac_tree(store["tree"], out_avals, in_tree, in_avals, rows, forward=False)
+        return (jac, store["aux"]) if has_aux else jac
+    return jacfun
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Hessian of the scalar function `fun`: `jacfwd(jacrev(fun))`.
+
+    Example:
+        >>> hessian(lambda x: x[0] ** 3 - 2 * x[0] * x[1] - x[1] ** 6)(jnp.array([1.0, 2.0]))
+        >>> # [[6, -2], [-2, -480]]
+    """
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                  has_aux=has_aux, holomorphic=holomorphic)
+
+

@@ -1,0 +1,444 @@
+"""User-defined derivative rules: `custom_jvp`, `custom_vjp` and `closure_convert`.
+
+A function decorated with `custom_jvp` (or `custom_vjp`) runs as written, except under
+differentiation, where the user's rule replaces differentiating its body. Eagerly the function is
+simply called. Under any other trace it is applied as one primitive (`custom_jvp_call` or
+`custom_vjp_call`) holding the traced body and the rule, so the rule is found again wherever the
+program is differentiated later: `grad(jit(f))` differentiates the staged program and meets the
+same primitive.
+
+`custom_vjp` under reverse mode: the jvp rule of `custom_vjp_call` runs the user's `fwd` on the
+primal values and emits one `custom_lin` equation, linear in the input tangents, that holds `bwd`
+and the residuals; transposing `custom_lin` calls `bwd`. Forward mode (`jvp`) of a custom_vjp
+function is an error, as in JAX: a vjp rule cannot give a jvp.
+"""
+import functools
+import inspect
+
+import numpy as np
+
+from . import dtypes, traceback_util
+from .array import Array, to_array
+from .avals import ShapedArray
+from .interpreters import ad, lowering
+from .interpreters.evaluation import eval_jaxpr
+from .interpreters.staging import trace_to_jaxpr
+from .ir import consts_as_args
+from .trace import EvalTrace, Primitive, Tracer, current_trace
+from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+
+__all__ = ["custom_jvp", "custom_vjp", "closure_convert"]
+
+
+def _name(fun):
+    return getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def _resolve_args(fun, signature, args, kwargs):
+    """Keyword arguments bound to positions, as custom rules receive positional primals."""
+    if not kwargs:
+        return tuple(args)
+    if signature is None:
+        raise TypeError(f"{_name(fun)}: keyword arguments need an inspectable signature.")
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.args)
+
+
+def _as_operand(x, fname):
+    if isinstance(x, (Array, Tracer)):
+        return x
+    try:
+        return to_array(x)
+    except Exception:
+        raise TypeError(f"{fname}: differentiable arguments must be arrays or scalars (or pytrees of them), "
+                        f"got {type(x)}. Pass other values through nondiff_argnums.") from None
+
+
+def _aval(x):
+    return x.aval if hasattr(x, "aval") else to_array(x).aval
+
+
+def _split_nondiff(args, nondiff_argnums):
+    nondiff = {i: args[i] for i in nondiff_argnums}
+    diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
+    return nondiff, diff
+
+
+def _merge_nondiff(nondiff, diff, n):
+    it = iter(diff)
+    return tuple(nondiff[i] if i in nondiff else next(it) for i in range(n))
+
+
+def _trace_body(fun, nondiff, diff_flat, in_tree, n_args, what):
+    """Trace `fun(*args)` (diff leaves as inputs) into a constant-free program plus its consts."""
+    store = {}
+
+    def flat(*leaves):
+        out = fun(*_merge_nondiff(nondiff, tree_unflatten(in_tree, leaves), n_args))
+        out_leaves, store["tree"] = tree_flatten(out)
+        return [_as_operand(x, f"the output of {_name(fun)}") for x in out_leaves]
+
+    closed = trace_to_jaxpr(flat, [_aval(x) for x in diff_flat], fun_name=_name(fun), purpose=what)
+    program, consts = consts_as_args(closed)
+    return program, list(consts), store["tree"]
+
+
+def _check_no_closed_over_tangents(consts_t, fname, kind):
+    if any(type(t) is not ad.Zero for t in consts_t):
+        raise TypeError(
+            f"Detected differentiation of a {kind} function ({fname}) with respect to a closed-over value. "
+            f"That isn't supported because the custom rule only says how to differentiate {fname} with respect "
+            "to its explicit inputs. Pass the value as an argument, or use core.closure_convert to turn the "
+            "closed-over values into explicit arguments.")
+
+
+def _tangent_zeros(aval):
+    """A tangent argument handed to a user rule: zeros of the primal's type (float0 for integers)."""
+    return ad.instantiate_zeros(ad.Zero(ad.tangent_aval(aval)))
+
+
+# ----- custom_jvp -------------------------------------------------------------------------------------
+
+class _CustomDerivative:
+    """What custom_jvp and custom_vjp share: wrapping the function, and applying it (directly when
+    eager, else as one primitive holding the traced body and the rule object)."""
+
+    def __init__(self, fun, nondiff_argnums):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(sorted(int(i) for i in nondiff_argnums))
+        try:
+            self._signature = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._signature = None
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def _apply(self, args, kwargs, prim, what, rule_params):
+        args = _resolve_args(self.fun, self._signature, args, kwargs)
+        if type(current_trace()) is EvalTrace:
+            return self.fun(*args)
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+        diff_flat, in_tree = tree_flatten(diff)
+        diff_flat = [_as_operand(x, _name(self.fun)) for x in diff_flat]
+        program, consts, out_tree = _trace_body(self.fun, nondiff, diff_flat, in_tree, len(args), what)
+        params = rule_params(nondiff, in_tree, out_tree, len(args), [_aval(x) for x in diff_flat])
+        outs = prim.bind(*consts, *diff_flat, call_jaxpr=program, num_consts=len(consts), **params)
+        return tree_unflatten(out_tree, outs)
+
+
+class custom_jvp(_CustomDerivative):
+    """A function with a custom forward-mode rule (reverse mode follows by linearization).
+
+    The rule `jvp(primals, tangents) -> (primal_out, tangent_out)` (with `nondiff_argnums`,
+    `jvp(*nondiff_args, primals, tangents)`) must return outputs of the function's structure and
+    types, with a tangent linear in `tangents`.
+
+    Example:
+        >>> @custom_jvp
+        ... def log1pexp(x):
+        ...     return jnp.log(1. + jnp.exp(x))
+        >>> @log1pexp.defjvp
+        ... def log1pexp_jvp(primals, tangents):
+        ...     x, = primals; t, = tangents
+        ...     return log1pexp(x), t * (1. - 1. / (1. + jnp.exp(x)))
+        >>> grad(log1pexp)(100.)   # 1.0, where differentiating the body gives nan
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
+        self.jvp = None
+
+    def defjvp(self, jvp):
+        """Set the jvp rule (usable as a decorator); returns it."""
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *tangent_fns):
+        """Set the jvp rule from one function per argument, `fn(t_i, primal_out, *primals)` giving
+        that argument's contribution (None: no dependence); contributions are summed.
+
+        Example: `f.defjvps(lambda t, ans, x, y: t * y, lambda t, ans, x, y: t * x)` for `x * y`.
+        """
+        if self.nondiff_argnums:
+            raise TypeError("defjvps is not supported together with nondiff_argnums; use defjvp.")
+
+        def jvp(primals, tangents):
+            ans = self(*primals)
+            total = None
+            for fn, t in zip(tangent_fns, tangents):
+                if fn is None:
+                    continue
+                c = fn(t, ans, *primals)
+                total = c if total is None else tree_map(lambda a, b: a + b, total, c)
+            if total is None:
+                total = tree_map(lambda a: _tangent_zeros(_aval(a)), ans)
+            return ans, total
+        self.jvp = jvp
+        return jvp
+
+    @traceback_util.api_boundary
+    def __call__(self, *args, **kwargs):
+        name = _name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+        return self._apply(args, kwargs, custom_jvp_call_p, "custom_jvp",
+                           lambda nondiff, in_tree, out_tree, n, avals: {
+                               "jvp": _JvpRule(self, nondiff, in_tree, out_tree, n)})
+
+
+class _JvpRule:
+    """The user's jvp rule on flat values (a primitive param: hashed by identity)."""
+
+    def __init__(self, f, nondiff, in_tree, out_tree, n_args):
+        self.f, self.nondiff, self.in_tree, self.out_tree, self.n_args = f, nondiff, in_tree, out_tree, n_args
+
+    def __call__(self, primals, tangents):
+        f = self.f
+        name = _name(f.fun)
+        p_args = _merge_nondiff(self.nondiff, tree_unflatten(self.in_tree, primals), self.n_args)
+        t_args = _merge_nondiff(self.nondiff, tree_unflatten(self.in_tree, tangents), self.n_args)
+        diff_p = tuple(a for i, a in enumerate(p_args) if i not in self.nondiff)
+        diff_t = tuple(a for i, a in enumerate(t_args) if i not in self.nondiff)
+        nondiff_vals = [self.nondiff[i] for i in f.nondiff_argnums]
+        out = f.jvp(*nondiff_vals, diff_p, diff_t)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(f"Custom JVP rule of {name} must return a pair (primal_out, tangent_out), got "
+                            f"{type(out).__name__}.")
+        p_out, t_out = out
+        p_flat, p_tree = tree_flatten(p_out)
+        t_flat, t_tree = tree_flatten(t_out)
+        if p_tree != self.out_tree:
+            raise TypeError(f"Custom JVP rule of {name} must produce primal outputs with the same structure as "
+                            f"{name} itself: expected {self.out_tree}, got {p_tree}.")
+        if t_tree != p_tree:
+            raise TypeError(f"Custom JVP rule of {name} must produce primal and tangent outputs with equal "
+                            f"container (pytree) structures, but got {p_tree} and {t_tree}.")
+        checked = []
+        for i, (p, t) in enumerate(zip(p_flat, t_flat)):
+            pa = _aval(p)
+            if isinstance(t, np.ndarray) and t.dtype == dtypes.float0:
+                checked.append(ad.Zero(ad.tangent_aval(pa)))
+                continue
+            ta = _aval(t)
+            expected = ad.tangent_aval(pa)
+            if ta.shape != pa.shape or (dtypes.is_inexact(pa.dtype) and ta.dtype != expected.dtype):
+                raise TypeError(f"Custom JVP rule of {name} must produce primal and tangent outputs with "
+                                f"corresponding shapes and dtypes; output {i} has primal {pa.str_short()} and "
+                                f"tangent {ta.str_short()}.")
+            checked.append(t if dtypes.is_inexact(pa.dtype) else ad.Zero(expected))
+        return p_flat, checked
+
+
+def _call_abstract_eval(*avals, call_jaxpr, **_):
+    return call_jaxpr.out_avals
+
+
+def _call_lowering(ctx, *args, call_jaxpr, **_):
+    return lowering.lower_jaxpr_into(ctx.b, call_jaxpr.jaxpr, args)
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts):
+    _check_no_closed_over_tangents(tangents[:num_consts], _name(jvp.f.fun), "custom_jvp")
+    args = primals[num_consts:]
+    ts = [_tangent_zeros(_aval(p)) if type(t) is ad.Zero else t for p, t in zip(args, tangents[num_consts:])]
+    return jvp(list(args), ts)
+
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.def_abstract_eval(_call_abstract_eval)
+lowering.register(custom_jvp_call_p, _call_lowering)
+ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+# ----- custom_vjp -------------------------------------------------------------------------------------
+
+class custom_vjp(_CustomDerivative):
+    """A function with a custom reverse-mode rule: `fwd(*args) -> (out, residuals)` and
+    `bwd(residuals, out_cotangent) -> tuple of input cotangents` (with `nondiff_argnums`,
+    `bwd(*nondiff_args, residuals, ct)`). Forward mode (`jvp`) of it is an error.
+
+    Example:
+        >>> @custom_vjp
+        ... def clip_gradient(x):
+        ...     return x
+        >>> clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1., 1.),))
+        >>> grad(lambda x: 3. * clip_gradient(x))(2.)   # 1.0
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd):
+        """Set the forward pass `fwd` (returns the output and residuals) and the backward pass `bwd`."""
+        self.fwd, self.bwd = fwd, bwd
+
+    @traceback_util.api_boundary
+    def __call__(self, *args, **kwargs):
+        name = _name(self.fun)
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+        return self._apply(args, kwargs, custom_vjp_call_p, "custom_vjp",
+                           lambda nondiff, in_tree, out_tree, n, avals: {
+                               "rule": _VjpRule(self, nondiff, in_tree, out_tree, n, avals)})
+
+
+class _VjpRule:
+    """The user's fwd/bwd on flat values (a primitive param: hashed by identity)."""
+
+    def __init__(self, f, nondiff, in_tree, out_tree, n_args, in_avals):
+        self.f, self.nondiff, self.in_tree, self.out_tree, self.n_args = f, nondiff, in_tree, out_tree, n_args
+        self.in_avals = in_avals
+        self.res_tree = None
+
+    def nondiff_values(self):
+        return [self.nondiff[i] for i in self.f.nondiff_argnums]
+
+    def fwd(self, primals):
+        name = _name(self.f.fun)
+        args = _merge_nondiff(self.nondiff, tree_unflatten(self.in_tree, primals), self.n_args)
+        out = self.f.fwd(*args)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(f"Custom VJP fwd rule of {name} must return a pair (output, residuals), got "
+                            f"{type(out).__name__}.")
+        p_out, res = out
+        p_flat, p_tree = tree_flatten(p_out)
+        if p_tree != self.out_tree:
+            raise TypeError(f"Custom VJP fwd rule of {name} must produce outputs with the same container (pytree) "
+                            f"structure as {name} itself: expected {self.out_tree}, got {p_tree}.")
+        res_flat, self.res_tree = tree_flatten(res)
+        return p_flat, [_as_operand(r, f"the residuals of {name}'s fwd rule") for r in res_flat]
+
+    def bwd(self, res_flat, cts_flat):
+        name = _name(self.f.fun)
+        res = tree_unflatten(self.res_tree, res_flat)
+        ct = tree_unflatten(self.out_tree, cts_flat)
+        out = self.f.bwd(*self.nondiff_values(), res, ct)
+        n_diff = self.n_args - len(self.nondiff)
+        if not isinstance(out, (tuple, list)) or len(out) != n_diff:
+            got = tree_structure(out)
+            raise TypeError(
+                f"Custom VJP bwd rule of {name} must produce an output with the same container (pytree) "
+                f"structure as the args tuple of the primal function, and in particular must produce a tuple "
+                f"of length equal to the number of arguments to the primal function ({n_diff}), but got bwd "
+                f"output structure {got} for primal input structure {self.in_tree}.")
+        flat = []
+        for i, (ct_i, arg_tree) in enumerate(zip(out, self.in_tree.children())):
+            if ct_i is None:
+                flat.extend([None] * arg_tree.num_leaves)
+                continue
+            leaves, tree = tree_flatten(ct_i, is_leaf=lambda x: x is None)
+            if tree != arg_tree and not (len(leaves) == arg_tree.num_leaves):
+                raise TypeError(f"Custom VJP bwd rule of {name}: the cotangent for argument {i} has structure "
+                                f"{tree}, but the argument has structure {arg_tree}.")
+            flat.extend(leaves)
+        results = []
+        for i, (c, a) in enumerate(zip(flat, self.in_avals)):
+            if c is None or not dtypes.is_inexact(a.dtype):
+                results.append(None)
+                continue
+            ca = _aval(c)
+            if ca.shape != a.shape:
+                raise ValueError(f"Custom VJP bwd rule of {name} produced a cotangent of shape {ca.shape} for an "
+                                 f"input of shape {a.shape} (input leaf {i}).")
+            if ca.dtype != a.dtype:
+                from .lax import convert_element_type
+                c = convert_element_type(c, a.dtype)
+            results.append(c)
+        return results
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
+    _check_no_closed_over_tangents(tangents[:num_consts], _name(rule.f.fun), "custom_vjp")
+    args = list(primals[num_consts:])
+    p_out, res = rule.fwd(args)
+    ts = [ad.instantiate_zeros(t) for t, p in zip(tangents[num_consts:], args) if dtypes.is_inexact(_aval(p).dtype)]
+    out_avals = [ad.tangent_aval(_aval(p)) for p in p_out]
+    lin_outs = custom_lin_p.bind(*res, *ts, num_res=len(res), rule=rule, out_avals=tuple(out_avals))
+    it = iter(lin_outs)
+    t_out = [next(it) if dtypes.is_inexact(a.dtype) else ad.Zero(a) for a in out_avals]
+    return p_out, t_out
+
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.def_abstract_eval(_call_abstract_eval)
+lowering.register(custom_vjp_call_p, _call_lowering)
+ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+
+
+def _custom_lin_abstract_eval(*avals, num_res, rule, out_avals):
+    return [a for a in out_avals if dtypes.is_inexact(a.dtype)]
+
+
+def _custom_lin_lowering(ctx, *args, num_res, rule, out_avals):
+    raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+                    f"({_name(rule.f.fun)}); use vjp/grad, or define it with custom_jvp instead.")
+
+
+def _custom_lin_jvp(primals, tangents, *, num_res, rule, out_avals):
+    _custom_lin_lowering(None, num_res=num_res, rule=rule, out_avals=out_avals)
+
+
+def _custom_lin_transpose(cts, *args, num_res, rule, out_avals):
+    res = args[:num_res]
+    it = iter(cts)
+    full_cts = [next(it) if dtypes.is_inexact(a.dtype) else _tangent_zeros(a) for a in out_avals]
+    in_cts = rule.bwd(list(res), full_cts)
+    inexact_cts = [c if c is not None else ad.Zero(ad.tangent_aval(a))
+                   for c, a in zip(in_cts, rule.in_avals) if dtypes.is_inexact(a.dtype)]
+    return [None] * num_res + inexact_cts
+
+
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+custom_lin_p.def_abstract_eval(_custom_lin_abstract_eval)
+lowering.register(custom_lin_p, _custom_lin_lowering)
+ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
+ad.jvp_rules[custom_lin_p] = _custom_lin_jvp
+
+
+# ----- closure_convert ---------------------------------------------------------------------------------
+
+def closure_convert(fun, *example_args):
+    """`(converted, consts)`: `converted(*args, *consts)` computes `fun(*args)` with the float
+    values `fun` closes over (arrays, or values being traced) passed explicitly, so they can be
+    differentiated inside a custom_vjp's bwd rule. `example_args` give the argument types.
+
+    Example:
+        >>> f, consts = closure_convert(lambda x: x * w, 1.0)   # consts == [w]
+        >>> f(2.0, *consts)
+    """
+    flat, in_tree = tree_flatten(example_args)
+    flat = [_as_operand(x, _name(fun)) for x in flat]
+    store = {}
+
+    def flat_fun(*leaves):
+        out = fun(*tree_unflatten(in_tree, leaves))
+        out_leaves, store["tree"] = tree_flatten(out)
+        return [_as_operand(x, _name(fun)) for x in out_leaves]
+
+    closed = trace_to_jaxpr(flat_fun, [_aval(x) for x in flat], fun_name=_name(fun), purpose="closure_convert")
+    hoist = [dtypes.is_inexact(_aval(c).dtype) for c in closed.consts]
+    hoisted = [c for c, h in zip(closed.consts, hoist) if h]
+    kept = [c for c, h in zip(closed.consts, hoist) if not h]
+    n_in = len(flat)
+
+    def converted(*args):
+        if len(args) < len(hoisted):
+            raise TypeError(f"{_name(fun)} (closure-converted) takes its arguments followed by {len(hoisted)} "
+                            f"hoisted constants, got {len(args)} values.")
+        user_args, consts = args[:len(args) - len(hoisted)], args[len(args) - len(hoisted):]
+        leaves, tree = tree_flatten(user_args)
+        if tree != in_tree or len(leaves) != n_in:
+            raise TypeError(f"{_name(fun)} (closure-converted) was traced for arguments {in_tree}, got {tree}.")
+        c_it, k_it = iter(consts), iter(kept)
+        all_consts = [next(c_it) if h else next(k_it) for h in hoist]
+        outs = eval_jaxpr(closed.jaxpr, all_consts, *leaves)
+        return tree_unflatten(store["tree"], outs)
+
+    converted.__name__ = _name(fun)
+    return converted, hoisted
