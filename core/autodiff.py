@@ -153,7 +153,7 @@ def linearize_flat(flat_fun, primals, fun_name="<fun>"):
         jt.alive = False
         pe.alive = False
     if jt._leak_refs is not None:
-        del outs, o
+        outs = o = None  # our own references are not leaks
         check_leaks(jt, jt._leak_refs)
     return primal_outs, linear, in_mask, out_mask
 

@@ -585,6 +585,7 @@ def test_checking_leaks_reports_a_tracer_leaked_from_grad():
         # no false positive for a function that keeps nothing
         assert float(core.grad(lambda x: jnp.sin(x * 2.0))(0.0)) == 2.0
         assert float(core.jvp(lambda x: x * 3.0, (1.0,), (1.0,))[1]) == 3.0
+        assert core.jvp(lambda x: (), (1.0,), (1.0,)) == ((), ())  # no outputs at all
 
 
 def test_transposing_a_debug_callback_raises():

@@ -215,7 +215,7 @@ def jvp_flat(fun, primals, tangents, instantiate=True):
     finally:
         trace.alive = False
     if trace._leak_refs is not None:
-        del ins, outs, o
+        ins = outs = o = None  # our own references are not leaks
         check_leaks(trace, trace._leak_refs)
     return primal_outs, tangent_outs
 
