@@ -153,10 +153,17 @@ def _dot_general_transpose_operand(ct, other, operand_aval, own_dims, other_dims
     ct_dtype = aval_of(ct).dtype
     if aval_of(other).dtype != ct_dtype:
         other = convert_element_type(other, ct_dtype)
-    res = dot_general(ct, other, ((ct_other_free, tuple(other_free)), (tuple(range(nbatch)), tuple(other_b))))
-    # the axis of the operand that each result axis stands for
+    # the axis of the operand that each result axis stands for, with ct first or the other first
     kept_other = sorted(a for a in other_c)  # the other operand's remaining axes, ascending
-    src = list(own_b) + own_free + [own_c[other_c.index(a)] for a in kept_other]
+    from_other = [own_c[other_c.index(a)] for a in kept_other]
+    src = list(own_b) + own_free + from_other
+    if src != sorted(src) and list(own_b) + from_other + own_free == sorted(src):
+        # the other operand first gives the operand's axis order directly: no transpose to run
+        # (for x @ w, w's cotangent is dot(x^T, ct) rather than dot(ct^T, x)^T)
+        src = list(own_b) + from_other + own_free
+        res = dot_general(other, ct, ((tuple(other_free), ct_other_free), (tuple(other_b), tuple(range(nbatch)))))
+    else:
+        res = dot_general(ct, other, ((ct_other_free, tuple(other_free)), (tuple(range(nbatch)), tuple(other_b))))
     perm = tuple(int(i) for i in np.argsort(src))
     if perm != tuple(range(len(perm))):
         res = transpose(res, perm)
