@@ -469,8 +469,6 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     Example:
         >>> jacfwd(lambda x: jnp.sin(x))(jnp.array([0.0, 1.0]))   # diag(cos(x))
     """
-    fname = _fun_name(fun)
-
     @traceback_util.api_boundary
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):

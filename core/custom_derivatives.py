@@ -19,7 +19,6 @@ import numpy as np
 
 from . import dtypes, traceback_util
 from .array import Array, to_array
-from .avals import ShapedArray
 from .interpreters import ad, lowering
 from .interpreters.evaluation import eval_jaxpr
 from .interpreters.staging import trace_to_jaxpr
