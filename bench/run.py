@@ -355,7 +355,7 @@ def render(results: dict, peers: list, meta: dict) -> str:
         "Noise policy: this is a shared, noisy 2-core-class machine; differences "
         "within ±30 % are not significant. Quote the ratios, not the absolute "
         "numbers. Ratios are purenn / peer: for time units (µs, ms) **> 1 means "
-        "purenn is slower**; for GFLOP/s **< 1 means purenn is slower**.",
+        "purenn is slower**; for rates (GFLOP/s, ex/s) **< 1 means purenn is slower**.",
         "",
         "## Library versions",
         "",

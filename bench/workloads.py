@@ -17,7 +17,10 @@ Most workloads are eager (no jit). The jit workloads (``jit_dispatch_3op*``,
 ``jit_dispatch_3op*``, where torch runs the same three ops eagerly as a
 reference (torch.compile is deliberately not used). The differentiation
 workloads (``grad_mlp_*``, ``newton_step_jit``) run on purenn and jax only:
-they compare ``core.grad``/``core.jacfwd``/``core.jacrev`` with jax's. A peer
+they compare ``core.grad``/``core.jacfwd``/``core.jacrev`` with jax's. The
+vmap workloads (``per_example_grads_*``, ``vmap_matvec_jit``,
+``matvec_batched_jit``) run on purenn and jax, and ``per_example_grads_vmap``
+also on torch through ``torch.func`` (eager). A peer
 outside a workload's ``peers`` is not run and is shown as "n/a" in the report.
 
 The MLP loss of the ``grad_mlp_*`` workloads, written out the same way by each
@@ -31,6 +34,20 @@ peer (no library loss function)::
 
 and the gradient is taken with respect to the params dict
 ``{"W1", "b1", "W2", "b2"}``. The checksum is over the four gradients.
+
+The ``per_example_grads_*`` workloads take the same loss for ONE example
+(x of shape (784,), y an int32 scalar label), at batch 64::
+
+    h = maximum(x @ W1 + b1, 0);  logits = h @ W2 + b2
+    m = max(logits)
+    lse = log(sum(exp(logits - m))) + m
+    onehot = (y == arange(10)).astype(float32)
+    loss = lse - sum(onehot * logits)
+
+and compute its gradient for each of the 64 examples, by vmap(grad(loss),
+in_axes=(None, 0, 0)) under jit (torch: torch.func.vmap/grad, eager), or by a
+Python loop of jitted single-example gradients. Their unit is examples per
+second; the checksum is over all 64 x 4 per-example gradients.
 
 The ``newton_step_jit`` objective, with A (64, 16) and x (16,)::
 
@@ -69,6 +86,9 @@ GRAD_CLASSES = 10
 GRAD_BATCH = 128
 NEWTON_M = 64        # newton_step_jit: A (64, 16), x (16,)
 NEWTON_N = 16
+PEX_BATCH = 64       # per_example_grads_*: 64 examples of the grad_mlp_* MLP (784-256-10)
+MATVEC_N = 512       # vmap_matvec_jit, matvec_batched_jit: W (512, 512)
+MATVEC_BATCH = 64    #   applied to a (64, 512) batch of vectors
 
 ALL_PEERS = ("purenn", "jax", "torch")
 JIT_PEERS = ("purenn", "jax")
@@ -94,12 +114,13 @@ CHAIN10 = (
 class Workload:
     name: str
     description: str
-    unit: str                 # "us", "ms" (time per iteration) or "GFLOP/s"
+    unit: str                 # "us", "ms" (time per iteration), "GFLOP/s" or "ex/s"
     higher_is_better: bool
     target_s: float           # approx. duration of one timed sample
     samples: int              # timed samples per process (per round)
     warmup: int               # warm-up iterations before calibration
     flops: float = 0.0        # per iteration, for GFLOP/s workloads
+    examples: int = 0         # per iteration, for ex/s (examples per second) workloads
     inner: int = 0            # > 0: fixed inner count (no calibration)
     self_timed: bool = False  # body(n) returns the seconds it timed itself
     peers: tuple = ALL_PEERS  # peers that implement it; the others are "n/a"
@@ -116,6 +137,8 @@ class Workload:
             return "µs / iteration"
         if self.unit == "ms":
             return "ms / iteration"
+        if self.unit == "ex/s":
+            return "examples / s"
         return self.unit
 
     def from_seconds(self, seconds_per_iter: float) -> float:
@@ -126,6 +149,8 @@ class Workload:
             return seconds_per_iter * 1e3
         if self.unit == "GFLOP/s":
             return self.flops / seconds_per_iter / 1e9
+        if self.unit == "ex/s":
+            return self.examples / seconds_per_iter
         raise ValueError(f"unknown unit {self.unit!r}")
 
 
@@ -254,6 +279,50 @@ WORKLOADS: dict[str, Workload] = {
             peers=JIT_PEERS,
             na_note="differentiation workload: compares core.jacfwd/jacrev with jax's",
         ),
+        Workload(
+            "per_example_grads_vmap",
+            f"per-example gradients of the `grad_mlp_eager` MLP loss written for ONE "
+            f"example (x ({GRAD_IN},), an int32 label) at batch {PEX_BATCH}: "
+            "jit(vmap(grad(loss), in_axes=(None, 0, 0))) with respect to {W1, b1, "
+            "W2, b2} (compiled during warm-up); torch: torch.func.vmap("
+            "torch.func.grad(loss), in_dims=(None, 0, 0)), eager; examples / s",
+            unit="ex/s", higher_is_better=True,
+            target_s=0.1, samples=7, warmup=3,
+            examples=PEX_BATCH,
+        ),
+        Workload(
+            "per_example_grads_loop",
+            f"the same {PEX_BATCH} per-example gradients as `per_example_grads_vmap`, "
+            "by a Python loop calling jit(grad(loss)) once per example (the "
+            "examples are split into separate arrays outside timing); examples / s",
+            unit="ex/s", higher_is_better=True,
+            target_s=0.1, samples=7, warmup=2,
+            examples=PEX_BATCH,
+            peers=JIT_PEERS,
+            na_note="the loop of jitted gradients is the jit baseline for "
+                    "`per_example_grads_vmap`; torch's figure is there",
+        ),
+        Workload(
+            "vmap_matvec_jit",
+            f"jit(vmap(lambda W, x: W @ x, in_axes=(None, 0))): one matrix W "
+            f"({MATVEC_N}, {MATVEC_N}), passed as an argument, times each row of a "
+            f"({MATVEC_BATCH}, {MATVEC_N}) batch, float32 (compiled during warm-up); "
+            "per call. Compare with `matvec_batched_jit`",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=20,
+            peers=JIT_PEERS,
+            na_note="vmap under jit: compares core.vmap with jax.vmap",
+        ),
+        Workload(
+            "matvec_batched_jit",
+            f"the hand-batched `vmap_matvec_jit`: jit(lambda W, X: X @ W.T) on the "
+            f"same W ({MATVEC_N}, {MATVEC_N}) and X ({MATVEC_BATCH}, {MATVEC_N}) "
+            "(compiled during warm-up); per call",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=20,
+            peers=JIT_PEERS,
+            na_note="vmap under jit: compares core.vmap with jax.vmap",
+        ),
     )
 }
 
@@ -301,10 +370,12 @@ def make_inputs_np(name: str):
             b = rng.standard_normal((MLP_WIDTH,), dtype=np.float32) * np.float32(0.1)
             params += [w, b]
         return (x, *params)
-    if name in ("grad_mlp_eager", "grad_mlp_jit", "grad_mlp_trace_compile"):
+    if name in ("grad_mlp_eager", "grad_mlp_jit", "grad_mlp_trace_compile",
+                "per_example_grads_vmap", "per_example_grads_loop"):
         # x, y (int32 labels), W1, b1, W2, b2; W scaled by 1/sqrt(fan-in).
-        x = rng.standard_normal((GRAD_BATCH, GRAD_IN), dtype=np.float32)
-        y = rng.integers(0, GRAD_CLASSES, size=(GRAD_BATCH,)).astype(np.int32)
+        batch = GRAD_BATCH if name.startswith("grad_mlp") else PEX_BATCH
+        x = rng.standard_normal((batch, GRAD_IN), dtype=np.float32)
+        y = rng.integers(0, GRAD_CLASSES, size=(batch,)).astype(np.int32)
         w1 = rng.standard_normal((GRAD_IN, GRAD_HIDDEN), dtype=np.float32)
         w1 *= np.float32(1.0 / np.sqrt(GRAD_IN))
         b1 = rng.standard_normal((GRAD_HIDDEN,), dtype=np.float32) * np.float32(0.1)
@@ -318,4 +389,10 @@ def make_inputs_np(name: str):
         a *= np.float32(1.0 / np.sqrt(NEWTON_N))
         x = rng.standard_normal((NEWTON_N,), dtype=np.float32)
         return (a, x)
+    if name in ("vmap_matvec_jit", "matvec_batched_jit"):
+        # W scaled by 1/sqrt(n) so the products stay O(1).
+        w = rng.standard_normal((MATVEC_N, MATVEC_N), dtype=np.float32)
+        w *= np.float32(1.0 / np.sqrt(MATVEC_N))
+        xs = rng.standard_normal((MATVEC_BATCH, MATVEC_N), dtype=np.float32)
+        return (w, xs)
     raise KeyError(name)

@@ -22,7 +22,7 @@ import numpy as np
 from . import traceback_util
 from .array import Array, to_array
 from .avals import ShapedArray
-from .interpreters import ad, lowering, partial_eval
+from .interpreters import ad, batching, lowering, partial_eval
 from .interpreters.staging import trace_to_jaxpr
 from .ir import ClosedJaxpr, Jaxpr, Literal, consts_as_args
 from .ir import intern as intern_jaxpr
@@ -183,12 +183,24 @@ def _remat_transpose(cts, *args, jaxpr, prevent_cse, policy):
     return [next(outs) if lin else None for lin in linear]
 
 
+def _remat_batch(axis, vals, dims, *, jaxpr, prevent_cse, policy):
+    # the batched program is checkpointed again, so grad(vmap(checkpoint(f))) still recomputes
+    n_out = len(jaxpr.out_avals)
+    if all(d is None for d in dims) and not batching.jaxpr_uses_axis(jaxpr, axis.name):
+        return remat_p.bind(*vals, jaxpr=jaxpr, prevent_cse=prevent_cse, policy=policy), [None] * n_out
+    batched, out_dims = batching.batch_jaxpr(jaxpr, axis, dims, [None] * n_out)
+    program, consts = consts_as_args(batched)
+    outs = remat_p.bind(*consts, *vals, jaxpr=program, prevent_cse=prevent_cse, policy=policy)
+    return outs, list(out_dims)
+
+
 remat_p = Primitive("remat", multiple_results=True)
 remat_p.def_abstract_eval(_remat_abstract_eval)
 lowering.register(remat_p, _remat_lowering)
 ad.jvp_rules[remat_p] = _remat_jvp
 ad.transpose_rules[remat_p] = _remat_transpose
 partial_eval.partial_eval_rules[remat_p] = _remat_partial_eval
+batching.axis_batching_rules[remat_p] = _remat_batch
 
 
 # ----- names and policies ----------------------------------------------------------------------------
@@ -206,11 +218,16 @@ def _name_transpose(ct, x, *, name):
     return [ct]
 
 
+def _name_batch(vals, dims, *, name):
+    return name_p.bind(vals[0], name=name), dims[0]
+
+
 name_p = Primitive("name")
 name_p.def_abstract_eval(lambda x, *, name: x)
 lowering.register(name_p, lambda ctx, x, *, name: x)
 ad.jvp_rules[name_p] = lambda primals, tangents, *, name: (name_p.bind(primals[0], name=name), tangents[0])
 ad.transpose_rules[name_p] = _name_transpose
+batching.batching_rules[name_p] = _name_batch
 
 
 def _everything_saveable(prim, *avals, **params):

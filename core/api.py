@@ -27,7 +27,7 @@ from . import dispatch, dtypes, traceback_util
 from .array import Array, asarray_device, device_put
 from .avals import ShapedArray, ShapeDtypeStruct
 from .config import config
-from .interpreters import ad, lowering, partial_eval
+from .interpreters import ad, batching, lowering, partial_eval
 from .interpreters.staging import trace_to_jaxpr
 from .ir import ClosedJaxpr, Jaxpr
 from .ir import consts_as_args, intern as intern_jaxpr, Var
@@ -128,12 +128,29 @@ def _jit_transpose(cts, *args, name, jaxpr, donated_invars=None):
     return [next(outs) if lin else None for lin in linear]
 
 
+def _jit_batch(axis, vals, dims, *, name, jaxpr, donated_invars=None):
+    # vmap(jit(f)) stays one compiled call: the held program is batched and bound as jit again
+    n_out = len(jaxpr.out_avals)
+    if all(d is None for d in dims) and not batching.jaxpr_uses_axis(jaxpr, axis.name):
+        params = {"name": name, "jaxpr": jaxpr}
+        if donated_invars is not None:
+            params["donated_invars"] = donated_invars
+        return jit_p.bind(*vals, **params), [None] * n_out
+    batched, out_dims = batching.batch_jaxpr(jaxpr, axis, dims, [None] * n_out)
+    program, consts = consts_as_args(batched)
+    params = {"name": name, "jaxpr": program}
+    if donated_invars is not None:
+        params["donated_invars"] = (False,) * len(consts) + tuple(donated_invars)
+    return jit_p.bind(*consts, *vals, **params), list(out_dims)
+
+
 jit_p.def_abstract_eval(_jit_abstract_eval)
 lowering.register(jit_p, _jit_lowering)
 dispatch.nan_rerun_rules[jit_p] = _jit_nan_rerun
 ad.jvp_rules[jit_p] = _jit_jvp
 ad.transpose_rules[jit_p] = _jit_transpose
 partial_eval.partial_eval_rules[jit_p] = _jit_partial_eval
+batching.axis_batching_rules[jit_p] = _jit_batch
 
 
 _consts_as_args = consts_as_args

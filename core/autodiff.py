@@ -5,8 +5,8 @@ All of them take pytrees of arrays and work at any order and under `jit` (and `j
 them). Forward mode is the jvp interpreter; reverse mode is linearize (jvp + partial evaluation)
 followed by transposition of the linear program (`core/interpreters/ad.py`, DESIGN.md decision 5).
 
-Until `vmap` exists (issue 5), `jacfwd` and `jacrev` build the Jacobian one basis vector at a
-time: correct for any function, but their cost grows with the input (output) size.
+`jacfwd` and `jacrev` push the whole standard basis through one vmapped jvp (vjp), so the
+Jacobian is computed by batched operations rather than a loop over basis vectors.
 """
 import functools
 
@@ -16,6 +16,7 @@ from . import dtypes, traceback_util
 from .array import Array, to_array
 from .interpreters import ad
 from .interpreters.ad import UndefinedPrimal, Zero, tangent_aval
+from .interpreters.batching import vmap_flat
 from .interpreters.partial_eval import PartialEvalTrace
 from .interpreters.staging import check_leaks
 from .trace import Tracer, current_trace, set_current_trace
@@ -401,35 +402,25 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
 # ----- Jacobians --------------------------------------------------------------------------------------
 
-def _stack(xs, like_aval):
-    """Stack per-basis-vector results into one array (leading axis)."""
+def _basis(avals):
+    """The standard basis of the flattened leaves, batched: for each leaf an array of shape
+    `(total size, *leaf shape)` whose row k is basis vector k restricted to that leaf. The rows come
+    from one identity matrix (`iota == iota`, which XLA folds), so a jitted Jacobian carries no
+    constants."""
     from . import numpy as jnp
-    if not xs:
-        return jnp.zeros((0,) + like_aval.shape, like_aval.dtype)
-    return jnp.stack(xs)
+    total = sum(a.size for a in avals)
+    offsets = np.cumsum([0] + [a.size for a in avals])
+    return [jnp.eye(total, dtype=a.dtype)[:, offsets[i]:offsets[i + 1]].reshape((total,) + a.shape)
+            for i, a in enumerate(avals)]
 
 
-def _basis(avals, dtype_of):
-    """The standard basis of the flattened inputs: for each (leaf, element) a list of tangents, one
-    per leaf. The vectors are rows of one identity matrix per leaf (`iota == iota`, which XLA
-    folds), and symbolic zeros for the other leaves, so a jitted Jacobian carries no constants."""
-    from . import numpy as jnp
-    eyes = [jnp.eye(a.size, dtype=dtype_of(a)) if a.size else None for a in avals]
-    for j, a in enumerate(avals):
-        for k in range(a.size):
-            yield [eyes[j][k].reshape(a.shape) if i == j else Zero(tangent_aval(b))
-                   for i, b in enumerate(avals)]
-
-
-def _jac_tree(out_tree, out_avals, in_tree, in_avals, vectors, forward):
+def _jac_tree(out_tree, out_avals, in_tree, in_avals, batched, forward):
     """Assemble a Jacobian pytree: the output structure outside, each output leaf replaced by the
     input structure, with arrays of shape `out.shape + in.shape`.
 
-    Forward: `vectors[k][j]` is output leaf j's tangent for basis vector k over the flat input
-    elements. Reverse: `vectors[k][i]` is input leaf i's cotangent for basis vector k over the flat
-    output elements.
+    Forward: `batched[j]` is output leaf j's tangents, one row per flat input element. Reverse:
+    `batched[i]` is input leaf i's cotangents, one row per flat output element.
     """
-    from . import numpy as jnp
     in_offsets = np.cumsum([0] + [a.size for a in in_avals])
     out_offsets = np.cumsum([0] + [a.size for a in out_avals])
     leaves = []
@@ -437,11 +428,10 @@ def _jac_tree(out_tree, out_avals, in_tree, in_avals, vectors, forward):
         row = []
         for i, ia in enumerate(in_avals):
             if forward:
-                cols = [vectors[k][j] for k in range(in_offsets[i], in_offsets[i + 1])]
-                block = jnp.moveaxis(_stack(cols, oa), 0, -1) if cols else jnp.zeros(oa.shape + (0,), oa.dtype)
+                rows = batched[j][in_offsets[i]:in_offsets[i + 1]]
+                block = rows.reshape((ia.size, oa.size)).T
             else:
-                rows = [vectors[k][i] for k in range(out_offsets[j], out_offsets[j + 1])]
-                block = _stack(rows, ia)
+                block = batched[i][out_offsets[j]:out_offsets[j + 1]]
             row.append(block.reshape(oa.shape + ia.shape))
         leaves.append(tree_unflatten(in_tree, row))
     return tree_unflatten(out_tree, leaves)
@@ -475,15 +465,19 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         flat, store, flat_in, in_tree = _jacobian_setup(fun, argnums, args, kwargs, has_aux, holomorphic, False,
                                                         "jacfwd")
         in_avals = [x.aval for x in flat_in]
-        columns = []
-        out_avals = None
-        for basis in _basis(in_avals, lambda a: a.dtype):
-            p_out, t_out = ad.jvp_flat(flat, flat_in, basis, instantiate=True)
-            out_avals = [_aval(p) for p in p_out]
-            columns.append(t_out)
-        if out_avals is None:  # no input elements: evaluate once for the output types
-            p_out = flat(*flat_in)
-            out_avals = [_aval(p) for p in p_out]
+        n_in = len(flat_in)
+
+        def tangents_of(*basis):  # one jvp per basis vector, vmapped: outputs and their tangents
+            p_out, t_out = ad.jvp_flat(flat, flat_in, list(basis), instantiate=True)
+            return p_out + t_out
+
+        basis = _basis(in_avals)
+        outs = vmap_flat(tangents_of, basis, [0] * n_in,
+                         lambda n: [None] * (n // 2) + [0] * (n // 2), sum(a.size for a in in_avals),
+                         fun_name=_fun_name(fun))
+        n_out = len(outs) // 2
+        out_avals = [_aval(p) for p in outs[:n_out]]
+        columns = outs[n_out:]
         jac = _jac_tree(store["tree"], out_avals, in_tree, in_avals, columns, forward=True)
         return (jac, store["aux"]) if has_aux else jac
     return jacfun
@@ -506,7 +500,16 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         in_avals = [x.aval for x in flat_in]
         p_out, pullback = _vjp_flat(flat, flat_in, fname)
         out_avals = [_aval(p) for p in p_out]
-        rows = [pullback(basis) for basis in _basis(out_avals, lambda a: a.dtype)]
+        n_rows = sum(a.size for a in out_avals)
+        inexact = [dtypes.is_inexact(a.dtype) for a in in_avals]
+
+        def cotangents_of(*basis):  # one vjp per basis vector, vmapped (float0 rows added after)
+            return [ct for ct, keep in zip(pullback(list(basis)), inexact) if keep]
+
+        rows = iter(vmap_flat(cotangents_of, _basis(out_avals), [0] * len(out_avals), lambda n: [0] * n,
+                              n_rows, fun_name=fname))
+        rows = [next(rows) if keep else np.zeros((n_rows,) + a.shape, dtypes.float0)
+                for a, keep in zip(in_avals, inexact)]
         jac = _jac_tree(store["tree"], out_avals, in_tree, in_avals, rows, forward=False)
         return (jac, store["aux"]) if has_aux else jac
     return jacfun

@@ -19,11 +19,11 @@ import numpy as np
 
 from . import dtypes, traceback_util
 from .array import Array, to_array
-from .interpreters import ad, lowering
+from .interpreters import ad, batching, lowering
 from .interpreters.evaluation import eval_jaxpr
 from .interpreters.staging import trace_to_jaxpr
 from .ir import consts_as_args
-from .trace import EvalTrace, Primitive, Tracer, current_trace
+from .trace import EvalTrace, Primitive, Tracer, current_trace, set_current_trace
 from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["custom_jvp", "custom_vjp", "closure_convert"]
@@ -248,10 +248,120 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts):
     return jvp(list(args), ts)
 
 
+# Batching. The held program is batched with every output's batch axis at 0, and the rule is
+# wrapped so that it runs vmapped over the same inputs (`_BatchedJvpRule`), its outputs at 0 too:
+# whichever order vmap and differentiation come in, the user's rule is the one differentiated.
+
+def _vmap_rule(fun, vals, dims, axis, fun_name, force):
+    """Run `fun(*flat values) -> flat outputs` vmapped along `axis` on the current trace (a user rule
+    seen whole-batch). `force(n)` gives per output 0 (batch axis moved there, broadcast if
+    unbatched) or None (left as it comes out). Returns `(outputs, their batch dims)`."""
+    trace = batching.BatchTrace(current_trace(), axis, fun_name)
+    ins = [trace.new(v, d) for v, d in zip(vals, dims, strict=True)]
+    try:
+        with set_current_trace(trace), batching.binding_axis(axis):
+            outs = fun(*ins)
+        results, out_dims = [], []
+        for o, dst in zip(outs, force(len(outs)), strict=True):
+            v, d = trace.lift(o)
+            if dst is not None:
+                v, d = batching.move_bdim(v, d, dst, axis.size), dst
+            results.append(v)
+            out_dims.append(d)
+    finally:
+        trace.alive = False
+    return results, out_dims
+
+
+def _all_at_front(n):
+    return [0] * n
+
+
+def _batched_aval(aval, dim, size):
+    if dim is None:
+        return aval
+    return aval.update(shape=aval.shape[:dim] + (size,) + aval.shape[dim:])
+
+
+def _per_example_tangent(t, dim):
+    """A float0 tangent (of an integer input) carries no values: hand the rule an unbatched one."""
+    if isinstance(t, np.ndarray) and t.dtype == dtypes.float0:
+        shape = t.shape if dim is None else t.shape[:dim] + t.shape[dim + 1:]
+        return np.zeros(shape, dtypes.float0), None
+    return t, dim
+
+
+def _refuse_batched_closure(rule, kind):
+    if rule.closure_batched:
+        name = _name(rule.f.fun)
+        raise TypeError(
+            f"The {kind} function {name} closes over a value that vmap batches, and it is being "
+            f"differentiated outside that vmap: its custom rule cannot see that value per example. Pass the "
+            f"value to {name} as an argument, or use core.closure_convert to turn closed-over values into "
+            "explicit arguments.")
+
+
+class _BatchedJvpRule:
+    """A custom_jvp rule (a `_JvpRule`, or one already batched) run vmapped along `axis`, with the
+    primal inputs batched along `in_dims`; every output comes out batched along axis 0."""
+
+    def __init__(self, inner, axis, in_dims, closure_batched):
+        self.inner, self.f, self.axis, self.in_dims = inner, inner.f, axis, tuple(in_dims)
+        self.closure_batched = closure_batched
+
+    def __repr__(self):
+        return f"vmap({_name(self.f.fun)} jvp rule, in_dims={self.in_dims})"
+
+    def __call__(self, primals, tangents):
+        _refuse_batched_closure(self, "custom_jvp")
+        n = len(primals)
+        t_pairs = [_per_example_tangent(t, d) for t, d in zip(tangents, self.in_dims, strict=True)]
+        zero_mask = []
+
+        def per_example(*args):
+            p_out, t_out = self.inner(list(args[:n]), list(args[n:]))
+            zero_mask[:] = [type(t) is ad.Zero for t in t_out]
+            return list(p_out) + [t for t in t_out if type(t) is not ad.Zero]
+
+        outs, _ = _vmap_rule(per_example, [*primals, *[t for t, _ in t_pairs]],
+                             [*self.in_dims, *[d for _, d in t_pairs]], self.axis, _name(self.f.fun), _all_at_front)
+        p_out, rest = outs[:len(zero_mask)], iter(outs[len(zero_mask):])
+        t_out = [ad.Zero(ad.tangent_aval(_aval(p))) if z else next(rest) for p, z in zip(p_out, zero_mask)]
+        return p_out, t_out
+
+
+def _batched_call(prim, axis, vals, dims, call_jaxpr, num_consts, rule_param, make_rule):
+    """The batching rule shared by custom_jvp_call and custom_vjp_call: bind `prim` again with the
+    batched program (outputs at axis 0) and the rule wrapped by `make_rule(rule, arg_dims,
+    closure_batched)`. Eagerly no rule can be needed any more: the batched program just runs."""
+    n_out = len(call_jaxpr.out_avals)
+    params = {"call_jaxpr": call_jaxpr, "num_consts": num_consts, rule_param[0]: rule_param[1]}
+    eager = type(current_trace()) is EvalTrace
+    if all(d is None for d in dims) and not batching.jaxpr_uses_axis(call_jaxpr, axis.name):
+        if eager:
+            return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *vals), [None] * n_out
+        return prim.bind(*vals, **params), [None] * n_out
+    batched, _ = batching.batch_jaxpr(call_jaxpr, axis, dims, [0] * n_out)
+    if eager:
+        return eval_jaxpr(batched.jaxpr, batched.consts, *vals), [0] * n_out
+    program, consts = consts_as_args(batched)
+    closure_batched = any(d is not None for d in dims[:num_consts])
+    rule = make_rule(rule_param[1], dims[num_consts:], closure_batched)
+    outs = prim.bind(*consts, *vals, call_jaxpr=program, num_consts=len(consts) + num_consts,
+                     **{rule_param[0]: rule})
+    return outs, [0] * n_out
+
+
+def _custom_jvp_call_batch(axis, vals, dims, *, call_jaxpr, jvp, num_consts):
+    return _batched_call(custom_jvp_call_p, axis, vals, dims, call_jaxpr, num_consts, ("jvp", jvp),
+                         lambda rule, arg_dims, closure: _BatchedJvpRule(rule, axis, arg_dims, closure))
+
+
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_jvp_call_p.def_abstract_eval(_call_abstract_eval)
 lowering.register(custom_jvp_call_p, _call_lowering)
 ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+batching.axis_batching_rules[custom_jvp_call_p] = _custom_jvp_call_batch
 
 
 # ----- custom_vjp -------------------------------------------------------------------------------------
@@ -364,10 +474,74 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
     return p_out, t_out
 
 
+class _BatchedVjpRule:
+    """A custom_vjp's fwd/bwd (a `_VjpRule`, or one already batched) run vmapped along `axis`, with
+    the differentiable inputs batched along `in_dims`. `fwd` gives the outputs batched along axis 0
+    and the residuals wherever they come out (`res_dims`); `bwd` takes output cotangents batched
+    along 0 and returns input cotangents batched like the inputs, summed over the examples for an
+    unbatched input (every example's cotangent reaches that one shared value)."""
+
+    def __init__(self, inner, axis, in_dims, closure_batched, res_dims=None):
+        self.inner, self.f, self.axis, self.in_dims = inner, inner.f, axis, tuple(in_dims)
+        self.in_avals = [_batched_aval(a, d, axis.size) for a, d in zip(inner.in_avals, in_dims, strict=True)]
+        self.closure_batched = closure_batched
+        self.res_dims = res_dims
+
+    def __repr__(self):
+        return f"vmap({_name(self.f.fun)} vjp rule, in_dims={self.in_dims})"
+
+    def fwd(self, primals):
+        _refuse_batched_closure(self, "custom_vjp")
+        n_out = []
+
+        def per_example(*args):
+            p_out, res = self.inner.fwd(list(args))
+            n_out[:] = [len(p_out)]
+            return list(p_out) + list(res)
+
+        def placement(n):
+            return [0] * n_out[0] + [None] * (n - n_out[0])
+
+        outs, dims = _vmap_rule(per_example, list(primals), list(self.in_dims), self.axis, _name(self.f.fun),
+                                placement)
+        self.res_dims = dims[n_out[0]:]
+        return outs[:n_out[0]], outs[n_out[0]:]
+
+    def bwd(self, res_flat, cts_flat):
+        from .lax import reduce_sum
+        n_res = len(res_flat)
+        ct_pairs = [_per_example_tangent(c, 0) for c in cts_flat]
+        none_mask = []
+
+        def per_example(*args):
+            in_cts = self.inner.bwd(list(args[:n_res]), list(args[n_res:]))
+            none_mask[:] = [c is None for c in in_cts]
+            return [c for c in in_cts if c is not None]
+
+        outs, _ = _vmap_rule(per_example, [*res_flat, *[c for c, _ in ct_pairs]],
+                             [*self.res_dims, *[d for _, d in ct_pairs]], self.axis, _name(self.f.fun), _all_at_front)
+        it = iter(outs)
+        results = []
+        for is_none, d in zip(none_mask, self.in_dims, strict=True):
+            if is_none:
+                results.append(None)
+            elif d is None:
+                results.append(reduce_sum(next(it), (0,)))
+            else:
+                results.append(batching.moveaxis(next(it), 0, d))
+        return results
+
+
+def _custom_vjp_call_batch(axis, vals, dims, *, call_jaxpr, rule, num_consts):
+    return _batched_call(custom_vjp_call_p, axis, vals, dims, call_jaxpr, num_consts, ("rule", rule),
+                         lambda inner, arg_dims, closure: _BatchedVjpRule(inner, axis, arg_dims, closure))
+
+
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 custom_vjp_call_p.def_abstract_eval(_call_abstract_eval)
 lowering.register(custom_vjp_call_p, _call_lowering)
 ad.jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+batching.axis_batching_rules[custom_vjp_call_p] = _custom_vjp_call_batch
 
 
 def _custom_lin_abstract_eval(*avals, num_res, rule, out_avals):
@@ -393,11 +567,25 @@ def _custom_lin_transpose(cts, *args, num_res, rule, out_avals):
     return [None] * num_res + inexact_cts
 
 
+def _custom_lin_batch(vals, dims, *, num_res, rule, out_avals):
+    # vmap of a linearized custom_vjp function (then transposed): the linear outputs are batched
+    # along 0, and transposing calls the user's bwd vmapped, the residuals batched as they are.
+    size = batching.batch_size(vals, dims)
+    axis = batching.AxisData(None, size)
+    t_dims = iter(dims[num_res:])
+    in_dims = [next(t_dims) if dtypes.is_inexact(a.dtype) else None for a in rule.in_avals]
+    batched_rule = _BatchedVjpRule(rule, axis, in_dims, False, res_dims=list(dims[:num_res]))
+    batched_out = tuple(_batched_aval(a, 0, size) for a in out_avals)
+    outs = custom_lin_p.bind(*vals, num_res=num_res, rule=batched_rule, out_avals=batched_out)
+    return outs, [0] * len(outs)
+
+
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 custom_lin_p.def_abstract_eval(_custom_lin_abstract_eval)
 lowering.register(custom_lin_p, _custom_lin_lowering)
 ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
 ad.jvp_rules[custom_lin_p] = _custom_lin_jvp
+batching.batching_rules[custom_lin_p] = _custom_lin_batch
 
 
 # ----- closure_convert ---------------------------------------------------------------------------------

@@ -11,13 +11,15 @@ The contract of a callback: it receives the arguments as read-only NumPy arrays 
 structure it was given) and its return value is ignored. Callbacks are unordered with respect to
 each other inside one program (as JAX's `ordered=False`), and are never removed as dead code:
 the primitive has `has_side_effect = True`, which passes that remove unused equations must honour.
-Host callbacks inside compiled programs need the CPU backend.
+Host callbacks inside compiled programs need the CPU backend. Under `vmap` the callback runs once
+per example: the batched operands are passed stacked along axis 0 and the host side loops over
+the examples (`_PerExampleCallback`).
 """
 import numpy as np
 
-from .interpreters import ad, lowering
+from .interpreters import ad, batching, lowering
 from .runtime import client as _client
-from .trace import Primitive, Tracer
+from .trace import EvalTrace, Primitive, Tracer, current_trace
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["print", "callback"]
@@ -82,8 +84,40 @@ def _debug_callback_transpose(cts, *args, callback):
     raise ValueError("Transpose doesn't support debugging callbacks.")
 
 
+class _PerExampleCallback:
+    """A host callback under vmap: its batched operands arrive stacked along axis 0 and it calls the
+    callback it wraps once per example, in order, with that example's slice (unbatched operands
+    are passed whole to every call). Nested vmaps nest these, the outer axis looping outermost."""
+    __slots__ = ("inner", "batched", "size", "__weakref__")
+
+    def __init__(self, inner, batched, size):
+        self.inner = inner
+        self.batched = tuple(batched)
+        self.size = size
+
+    def __call__(self, *flat):
+        for i in range(self.size):
+            self.inner(*[x[i] if b else x for x, b in zip(flat, self.batched, strict=True)])
+        return ()
+
+    def __repr__(self):
+        return f"per_example({self.inner!r})"
+
+
+def _debug_callback_batch(vals, dims, *, callback):
+    size = batching.batch_size(vals, dims)
+    front = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(vals, dims)]
+    per_example = _PerExampleCallback(callback, [d is not None for d in dims], size)
+    if type(current_trace()) is EvalTrace and not any(isinstance(x, Tracer) for x in front):
+        per_example(*[np.asarray(x) for x in front])  # eagerly: call it now, no program to compile
+    else:
+        debug_callback_p.bind(*front, callback=per_example)
+    return [], []
+
+
 ad.jvp_rules[debug_callback_p] = _debug_callback_jvp
 ad.transpose_rules[debug_callback_p] = _debug_callback_transpose
+batching.batching_rules[debug_callback_p] = _debug_callback_batch
 
 
 # ----- the public functions ---------------------------------------------------------------------
@@ -91,7 +125,9 @@ ad.transpose_rules[debug_callback_p] = _debug_callback_transpose
 def callback(fn, *args, **kwargs):
     """Call `fn(*args, **kwargs)` with the concrete values of the (pytree) arguments when the
     program runs: at once eagerly, at every execution inside `jit` (not only while tracing).
-    `fn` gets NumPy arrays; its return value is ignored.
+    `fn` gets NumPy arrays; its return value is ignored. Under `vmap` it is called once per
+    example, in order, with that example's values (as JAX does); with no batched argument it is
+    called once.
 
     Example:
         >>> seen = []
@@ -112,7 +148,7 @@ def callback(fn, *args, **kwargs):
 
 def print(fmt, *args, **kwargs):  # noqa: A001 (JAX's name)
     """Print `fmt.format(*args, **kwargs)` with the runtime values of the arguments (eagerly, or
-    at every execution inside `jit`).
+    at every execution inside `jit`; under `vmap`, one line per example).
 
     Example:
         >>> @core.jit

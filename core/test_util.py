@@ -256,3 +256,53 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
                 _check(f_vjp, args, order - 1, f"{where} -> vjp")
 
     _check(f, args, order, "check_grads order 1")
+
+
+# ----- batching (RELIABILITY.md N5) -------------------------------------------------------------------
+
+def batching_cases(lane_ndims, sizes=(10, 0)):
+    """The in_axes a batching test covers, for operands of per-example ranks `lane_ndims`: each
+    operand batched alone at every position of its batch axis (the others unbatched), then all
+    operands batched at the front and all at the back; for each batch size in `sizes`."""
+    cases = []
+    for i, nd in enumerate(lane_ndims):
+        for p in range(nd + 1):
+            cases.append(tuple(p if j == i else None for j in range(len(lane_ndims))))
+    if len(lane_ndims) > 1:
+        cases.append(tuple(0 for _ in lane_ndims))
+        cases.append(tuple(nd for nd in lane_ndims))
+    cases = list(dict.fromkeys(cases))
+    return [(axes, size) for size in sizes for axes in cases]
+
+
+def check_vmap(fun, stacked_args, atol=None, rtol=None, sizes=(10, 0), cases=None, err_msg=""):
+    """Assert `vmap(fun)` equals the loop over examples (RELIABILITY.md N5).
+
+    `stacked_args` are NumPy arrays whose first axis holds the examples (at least max(sizes) of
+    them). For every case of `batching_cases` the batched operands get their example axis moved
+    to the case's position (and cut to its batch size), the unbatched ones are example 0, and
+    `vmap(fun, in_axes)` is compared leaf by leaf with `fun` applied to each example and stacked.
+    """
+    import core
+    from core.tree_util import tree_flatten
+    stacked_args = [np.asarray(a) for a in stacked_args]
+    lane_ndims = [a.ndim - 1 for a in stacked_args]
+    for axes, size in (cases if cases is not None else batching_cases(lane_ndims, sizes)):
+        args = []
+        for a, ax in zip(stacked_args, axes):
+            args.append(a[0] if ax is None else np.moveaxis(a[:size], 0, ax))
+        got = tree_flatten(core.vmap(fun, in_axes=axes)(*args))[0]
+        if size:
+            lanes = [tree_flatten(fun(*[a[0] if ax is None else a[k] for a, ax in zip(stacked_args, axes)]))[0]
+                     for k in range(size)]
+            expected = [np.stack([np.asarray(lane[j]) for lane in lanes]) for j in range(len(lanes[0]))]
+        else:
+            shapes = tree_flatten(core.eval_shape(fun, *[a[0] for a in stacked_args]))[0]
+            expected = [np.zeros((0,) + tuple(s.shape), s.dtype) for s in shapes]
+        assert len(got) == len(expected), f"vmap gave {len(got)} outputs, the loop {len(expected)}"
+        for j, (g, e) in enumerate(zip(got, expected)):
+            g_np = np.asarray(g)
+            msg = f"in_axes={axes}, batch size {size}, output {j}. {err_msg}"
+            if g_np.dtype != e.dtype:
+                raise AssertionError(f"dtype {g_np.dtype} != {e.dtype} from the loop; {msg}")
+            assert_allclose(g_np, e, e.dtype, atol=atol, rtol=rtol, err_msg=msg)

@@ -328,6 +328,8 @@ add("inner", bi(jnp.inner, _U, _U, [((4,), (4,)), ((2, 3), (3,))]))
 add("outer", bi(jnp.outer, _U, _U, [((4,), (3,)), ((2, 2), (3,))]))
 add("vdot", bi(jnp.vdot, _U, _U, [((4,), (4,)), ((2, 3), (2, 3))]))
 add("vdot[complex]", bi(jnp.vdot, cplx(), cplx(), [((4,), (4,))], conj_inner=True))
+add("vectorize", bi(jnp.vectorize(lambda a, b: jnp.sin(a) * jnp.dot(a, b), signature="(n),(n)->(n)"), _U, _U,
+                   [((2, 3), (3,))]))
 add("vecdot", bi(jnp.vecdot, _U, _U, [((4,), (4,)), ((2, 3), (3,))]))
 add("tensordot", bi(jnp.tensordot, _U, _U, [((2, 3), (2, 3)), ((2, 2, 3), (2, 3, 2))]))
 add("tensordot[axes=1]", bi(lambda a, b: jnp.tensordot(a, b, axes=1), _U, _U, [((2, 3), (3, 2))]))

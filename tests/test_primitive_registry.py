@@ -64,3 +64,26 @@ def test_every_linear_primitive_has_a_transpose_rule():
     prims = all_primitives()
     missing = [n for n in LINEAR if n not in prims or prims[n] not in ad.transpose_rules]
     assert not missing, f"linear primitives without a transpose rule: {missing}"
+
+
+# Primitives with no operands are never batched: vmap applies them as they are.
+NO_OPERANDS = ["iota", "axis_index"]
+
+
+def test_every_primitive_has_a_batching_rule():
+    from core.interpreters import batching
+    missing = [n for n, p in all_primitives().items()
+               if p not in batching.batching_rules and p not in batching.axis_batching_rules and n not in NO_OPERANDS]
+    assert not missing, f"primitives without a batching rule: {missing}"
+
+
+def test_every_batching_rule_is_exercised_by_a_vmap_test():
+    text = "\n".join(open(os.path.join(TESTS, f)).read() for f in os.listdir(TESTS)
+                     if f.startswith(("test_vmap_", "test_per_example")) and f.endswith(".py"))
+    untested = []
+    for name in all_primitives():
+        base = name[:-1] if name.endswith("_") else name
+        patterns = [rf"lax\.{re.escape(base)}_?\b", rf"[\"']{re.escape(name)}[\"']", rf"\b{re.escape(name)}_p\b"]
+        if name not in NO_OPERANDS and not any(re.search(p, text) for p in patterns):
+            untested.append(name)
+    assert not untested, f"primitives no vmap test mentions: {untested}"

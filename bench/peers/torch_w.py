@@ -7,6 +7,9 @@ variant is therefore the same loop as the plain one. Gradients are disabled
 (torch.inference_mode) so autograd bookkeeping is not part of the timing,
 matching jax/purenn where eager ops record nothing.
 
+``per_example_grads_vmap`` is the exception: it runs torch.func.vmap over
+torch.func.grad, which needs autograd, so that workload enables gradients.
+
 Jit workloads: torch.compile is deliberately not used. ``jit_dispatch_3op*``
 run the same three ops eagerly, as a reference for the per-call cost only;
 ``trace_compile_mlp20`` and ``axpy_5000_jit`` are not run for torch ("n/a",
@@ -112,6 +115,40 @@ def build(name):
             return z
 
         return body, lambda: f3(x, y).numpy()
+
+    if name == "per_example_grads_vmap":
+        import numpy as np
+        from torch.func import grad, vmap
+
+        # torch.func transforms need autograd, switched off above for the
+        # other workloads; this one alone turns it back on.
+        torch.set_grad_enabled(True)
+        x, y = torch.from_numpy(inputs[0]), torch.from_numpy(inputs[1])
+        params = dict(zip(("W1", "b1", "W2", "b2"),
+                          (torch.from_numpy(a) for a in inputs[2:])))
+        classes = torch.arange(W.GRAD_CLASSES, dtype=y.dtype)
+
+        def loss(params, x, y):
+            # The grad_mlp_* loss for ONE example: x (784,), y a scalar label.
+            h = torch.clamp_min(torch.matmul(x, params["W1"]) + params["b1"], 0.0)
+            logits = torch.matmul(h, params["W2"]) + params["b2"]
+            m = torch.max(logits)
+            lse = torch.log(torch.sum(torch.exp(logits - m))) + m
+            onehot = (y == classes).to(torch.float32)
+            return lse - torch.sum(onehot * logits)
+
+        pex = vmap(grad(loss), in_dims=(None, 0, 0))
+
+        def body(n):
+            for _ in range(n):
+                out = pex(params, x, y)
+            return out
+
+        def result():
+            g = pex(params, x, y)
+            return np.concatenate([g[k].detach().numpy().ravel() for k in sorted(g)])
+
+        return body, result
 
     raise KeyError(name)
 

@@ -10,6 +10,7 @@ from .convolution import *  # noqa: F401,F403
 from .fft import *  # noqa: F401,F403
 from .prng import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
+from .parallel import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import _base  # noqa: F401
 

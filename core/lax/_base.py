@@ -4,13 +4,15 @@ Each primitive is declared in one block in its family module: the user-facing wr
 and dtype rule, the lowering (and, with later issues, jvp/transpose/batching rules). These verbs
 keep the blocks short.
 """
+import functools
+
 import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
 from ..array import Array, scalar_array, to_array
 from ..trace import Primitive, Tracer
-from ..interpreters import ad, lowering
+from ..interpreters import ad, batching, lowering
 
 # dtype groups for `accepted` arguments
 BOOL = ("b",)
@@ -126,6 +128,7 @@ def naryop(name, accepted, result_dtype=None, hlo_op=None):
 
     weak = all_weak if result_dtype is None else None
     prim = standard_primitive(name, shape_rule, dtype_rule, weak)
+    defbroadcasting(prim)
     if hlo_op is not None:
         lowering.register(prim, elementwise_lowering(hlo_op))
     return prim
@@ -266,3 +269,81 @@ def defjvp_zero(*prims):
     """Primitives with float outputs whose derivative is zero almost everywhere (floor, round,
     sign): same as `defnondiff`, named for what it means."""
     ad.nondifferentiable.update(prims)
+
+
+# ----- batching verbs (the interpreter is core/interpreters/batching.py) ---------------------------
+
+def defbroadcasting(prim):
+    """`prim` is elementwise over operands of equal rank (or rank 0) that broadcast their size-1
+    dimensions: batch it by giving every operand the batch axis at one position, unbatched ones a
+    size-1 axis there (rank-0 ones stay scalars)."""
+    batching.batching_rules[prim] = functools.partial(_broadcasting_batch_rule, prim)
+
+
+def _broadcasting_batch_rule(prim, vals, dims, **params):
+    from .structural import reshape
+    ranks = [aval_of(x).ndim - (d is not None) for x, d in zip(vals, dims)]
+    rank = max(ranks)
+    # keep the batch axis where a full-rank batched operand has it: no transpose for the common case
+    out_dim = next((d for d, r in zip(dims, ranks) if d is not None and r == rank), None)
+    if out_dim is None:
+        out_dim = 0
+    size = batching.batch_size(vals, dims)
+    args = []
+    for x, d, r in zip(vals, dims, ranks):
+        if d is None:
+            if r:
+                shape = list(aval_of(x).shape)
+                shape.insert(out_dim, 1)
+                x = reshape(x, tuple(shape))
+        elif r < rank:  # a batched scalar among higher-rank operands: (size, 1, ..., 1)
+            shape = [1] * rank
+            shape.insert(out_dim, size)
+            x = reshape(x, tuple(shape))
+        else:
+            x = batching.moveaxis(x, d, out_dim)
+        args.append(x)
+    return prim.bind(*args, **params), out_dim
+
+
+def defvectorized(prim):
+    """`prim` acts on each element (or each position) of its single operand independently of the
+    others: its batched form is itself, with the batch axis kept where it is."""
+    def rule(vals, dims, **params):
+        (x,), (d,) = vals, dims
+        return prim.bind(x, **params), d
+    batching.batching_rules[prim] = rule
+
+
+def defscalar_or_same_shape(prim, scalar_ok):
+    """`prim` is elementwise over operands that each are rank 0 or of the output's shape (no size-1
+    broadcasting: select_n, clamp). `scalar_ok[i]`: whether operand i may stay a scalar when it is
+    unbatched; every other operand is given the full batched shape."""
+    batching.batching_rules[prim] = functools.partial(_scalar_or_same_shape_batch_rule, prim, scalar_ok)
+
+
+def _scalar_or_same_shape_batch_rule(prim, scalar_ok, vals, dims, **params):
+    from .structural import broadcast_in_dim
+    ok = scalar_ok(len(vals)) if callable(scalar_ok) else scalar_ok
+    ranks = [aval_of(x).ndim - (d is not None) for x, d in zip(vals, dims)]
+    rank = max(ranks)
+    out_dim = next((d for d, r in zip(dims, ranks) if d is not None and r == rank), 0)
+    size = batching.batch_size(vals, dims)
+    x, d = next((x, d) for x, d, r in zip(vals, dims, ranks) if r == rank)  # one of the output's shape
+    lane_shape = list(aval_of(x).shape)
+    if d is not None:
+        del lane_shape[d]
+    full = list(lane_shape)
+    full.insert(out_dim, size)
+    full = tuple(full)
+    args = []
+    for x, d, r, scalar in zip(vals, dims, ranks, ok):
+        if d is None:
+            if not (scalar and r == 0):
+                x = batching.broadcast_batch(x, size, out_dim) if r else broadcast_in_dim(x, full, ())
+        elif r < rank:
+            x = broadcast_in_dim(x, full, (out_dim,))
+        else:
+            x = batching.moveaxis(x, d, out_dim)
+        args.append(x)
+    return prim.bind(*args, **params), out_dim

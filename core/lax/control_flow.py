@@ -27,7 +27,7 @@ from ..array import Array, to_array
 from ..avals import ShapedArray
 from ..config import config
 from ..errors import ConcretizationTypeError
-from ..interpreters import ad, lowering, partial_eval
+from ..interpreters import ad, batching, lowering, partial_eval
 from ..interpreters.evaluation import eval_jaxpr
 from ..interpreters.lowering import i64_array
 from ..interpreters.staging import trace_to_jaxpr
@@ -36,9 +36,10 @@ from ..ir import intern as intern_jaxpr
 from ..trace import Primitive, Tracer, set_current_trace
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 from ._base import aval_of
-from .elementwise import add, clamp, lt, ne, select_n
-from .structural import (concatenate, convert_element_type, expand_dims, full, index_in_dim, reshape,
-                         slice_in_dim)
+from .elementwise import add, clamp, eq, lt, ne, select_n
+from .reductions import reduce_or
+from .structural import (broadcast_in_dim, concatenate, convert_element_type, expand_dims, full, index_in_dim,
+                         reshape, slice_in_dim)
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan", "select"]
 
@@ -393,6 +394,56 @@ partial_eval.partial_eval_rules[cond_p] = _cond_partial_eval
 ad.transpose_rules[cond_p] = _cond_transpose
 
 
+# Batching. A held program may use the vmapped axis name (a collective), so these rules sit in
+# `axis_batching_rules` and run even when no operand is batched; then, unless a program uses the
+# name, the primitive is bound unchanged.
+
+def _unbatched(axis, dims, closeds):
+    return (builtins.all(d is None for d in dims)
+            and not builtins.any(batching.jaxpr_uses_axis(c, axis.name) for c in closeds))
+
+
+def _batched_at_front(flags):
+    """Batch dims for values batched (True: at axis 0) or not (False: None)."""
+    return [0 if b else None for b in flags]
+
+
+def _cond_batch_rule(axis, vals, dims, *, branches):
+    """An unbatched index keeps the cond: every branch batched alike, an output batched (at 0) if
+    some branch batches it. A batched index picks a different branch per example: every branch
+    runs on the whole batch and `select_n` picks per example (an index out of range picks the last
+    branch, as `stablehlo.case` does)."""
+    n_out = len(branches[0].out_avals)
+    if _unbatched(axis, dims, branches):
+        return cond_p.bind(*vals, branches=branches), [None] * n_out
+    index, ops = vals[0], list(vals[1:])
+    op_dims = list(dims[1:])
+    if dims[0] is not None:
+        return _cond_as_select(axis, index, ops, op_dims, branches)
+    out_batched = [False] * n_out
+    for br in branches:
+        chosen = batching.batch_jaxpr(br, axis, op_dims, [None] * n_out)[1]
+        out_batched = _any(out_batched, [d is not None for d in chosen])
+    out_dims = _batched_at_front(out_batched)
+    jaxprs, consts = _join_consts([batching.batch_jaxpr(br, axis, op_dims, out_dims)[0] for br in branches])
+    return cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs)), out_dims
+
+
+def _cond_as_select(axis, index, ops, op_dims, branches):
+    n_out, last = len(branches[0].out_avals), len(branches) - 1
+    in_range = eq(clamp(0, index, last), index)  # a batch of i32 scalars: shape (size,)
+    index = select_n(in_range, full(aval_of(index).shape, last, _I32), index)
+    results = [_call(batching.batch_jaxpr(br, axis, op_dims, [0] * n_out)[0], ops) for br in branches]
+    outs = []
+    for cases in zip(*results):
+        which = broadcast_in_dim(index, aval_of(cases[0]).shape, (0,))
+        outs.append(select_n(which, *cases))
+    return outs, [0] * n_out
+
+
+batching.axis_batching_rules[cond_p] = _cond_batch_rule
+
+
 # ----- loop bodies: weak types and carry checks (shared by while_loop and scan) ----------------------
 
 def _cast_weak_outputs(leaves, carry_avals):
@@ -620,6 +671,61 @@ def _while_transpose(cts, *args, **params):
 ad.jvp_rules[while_p] = _while_jvp
 partial_eval.partial_eval_rules[while_p] = _while_partial_eval
 ad.transpose_rules[while_p] = _while_transpose
+
+
+def _while_batch_rule(axis, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """Batched carries (axis 0) are those the body batches, given the batched consts (a fixpoint).
+    An unbatched predicate keeps one loop for the batch. A batched one runs the loop while any
+    example's predicate holds, and an example whose predicate is false keeps its carry unchanged
+    (a select in the body); every carry is batched then."""
+    ncc, nbc = cond_nconsts, body_nconsts
+    nk = len(vals) - ncc - nbc
+    params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=ncc, body_nconsts=nbc)
+    if _unbatched(axis, dims, (cond_jaxpr, body_jaxpr)):
+        return while_p.bind(*vals, **params), [None] * nk
+    cconsts, bconsts, init = vals[:ncc], vals[ncc:ncc + nbc], vals[ncc + nbc:]
+    cc_dims, bc_dims, init_dims = list(dims[:ncc]), list(dims[ncc:ncc + nbc]), list(dims[ncc + nbc:])
+
+    def body_batches(carry_b):
+        chosen = batching.batch_jaxpr(body_jaxpr, axis, bc_dims + _batched_at_front(carry_b), [None] * nk)[1]
+        return [d is not None for d in chosen]
+
+    carry_b = _fixpoint([d is not None for d in init_dims], body_batches)
+    pred_dim = batching.batch_jaxpr(cond_jaxpr, axis, cc_dims + _batched_at_front(carry_b), [None])[1][0]
+    pred_batched = pred_dim is not None
+    if pred_batched:
+        carry_b = [True] * nk
+    k_dims = _batched_at_front(carry_b)
+    init = [batching.move_bdim(x, d, 0, axis.size) if b else x
+            for x, d, b in zip(init, init_dims, carry_b, strict=True)]
+    body_b = batching.batch_jaxpr(body_jaxpr, axis, bc_dims + k_dims, k_dims)[0]
+    cond_b = batching.batch_jaxpr(cond_jaxpr, axis, cc_dims + k_dims, [0 if pred_batched else None])[0]
+    if not pred_batched:
+        body, bh = _param_jaxpr(body_b)
+        cond, ch = _param_jaxpr(cond_b)
+        outs = while_p.bind(*ch, *cconsts, *bh, *bconsts, *init, cond_jaxpr=cond, body_jaxpr=body,
+                            cond_nconsts=len(ch) + ncc, body_nconsts=len(bh) + nbc)
+        return outs, k_dims
+
+    def any_pred(*args):
+        return [reduce_or(_call(cond_b, args)[0], (0,))]
+
+    def guarded_body(*args):
+        cc, bc, carry = args[:ncc], args[ncc:ncc + nbc], args[ncc + nbc:]
+        pred = _call(cond_b, [*cc, *carry])[0]
+        new = _call(body_b, [*bc, *carry])
+        return [select_n(broadcast_in_dim(pred, aval_of(old).shape, (0,)), old, nw)
+                for old, nw in zip(carry, new, strict=True)]
+
+    cond, ch = _param_jaxpr(_retrace(any_pred, cond_b.in_avals, "while_cond_batched"))
+    body, bh = _param_jaxpr(_retrace(guarded_body, list(cond_b.in_avals[:ncc]) + list(body_b.in_avals),
+                                     "while_body_batched"))
+    outs = while_p.bind(*ch, *cconsts, *bh, *cconsts, *bconsts, *init, cond_jaxpr=cond, body_jaxpr=body,
+                        cond_nconsts=len(ch) + ncc, body_nconsts=len(bh) + ncc + nbc)
+    return outs, [0] * nk
+
+
+batching.axis_batching_rules[while_p] = _while_batch_rule
 
 
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
@@ -940,6 +1046,40 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
 ad.jvp_rules[scan_p] = _scan_jvp
 partial_eval.partial_eval_rules[scan_p] = _scan_partial_eval
 ad.transpose_rules[scan_p] = _scan_transpose
+
+
+def _scan_batch_rule(axis, vals, dims, *, jaxpr, num_consts, num_carry, length, reverse, unroll, linear):
+    """Batched carries (axis 0) are those the body batches (a fixpoint). The scanned axis of the
+    xs stays first: a batch axis at 0 moves to 1, one further in stays, so the body sees it one
+    place earlier; a stacked y has its batch axis one place after the body's."""
+    nc, nk = num_consts, num_carry
+    ny = len(jaxpr.out_avals) - nk
+    params = dict(jaxpr=jaxpr, num_consts=nc, num_carry=nk, length=length, reverse=reverse, unroll=unroll,
+                  linear=linear)
+    if _unbatched(axis, dims, (jaxpr,)):
+        return scan_p.bind(*vals, **params), [None] * (nk + ny)
+    consts, init, xs = _scan_split(list(vals), nc, nk)
+    c_dims, init_dims, xs_dims = _scan_split(list(dims), nc, nk)
+    xs = [batching.moveaxis(x, 0, 1) if d == 0 else x for x, d in zip(xs, xs_dims, strict=True)]
+    x_dims = [None if d is None else builtins.max(d, 1) - 1 for d in xs_dims]
+
+    def body_batches(carry_b):
+        chosen = batching.batch_jaxpr(jaxpr, axis, c_dims + _batched_at_front(carry_b) + x_dims,
+                                      [None] * (nk + ny))[1]
+        return [d is not None for d in chosen[:nk]]
+
+    k_dims = _batched_at_front(_fixpoint([d is not None for d in init_dims], body_batches))
+    init = [batching.move_bdim(x, d, 0, axis.size) if kd is not None else x
+            for x, d, kd in zip(init, init_dims, k_dims, strict=True)]
+    body_b, chosen = batching.batch_jaxpr(jaxpr, axis, c_dims + k_dims + x_dims, k_dims + [None] * ny)
+    body, hoisted = _param_jaxpr(body_b)
+    outs = scan_p.bind(*hoisted, *consts, *init, *xs, jaxpr=body, num_consts=len(hoisted) + nc, num_carry=nk,
+                       length=length, reverse=reverse, unroll=unroll,
+                       linear=(False,) * len(hoisted) + tuple(linear))
+    return outs, k_dims + [None if d is None else d + 1 for d in chosen[nk:]]
+
+
+batching.axis_batching_rules[scan_p] = _scan_batch_rule
 
 
 def map(f, xs, *, batch_size=None):  # noqa: A001 (JAX's name)

@@ -12,7 +12,7 @@ import collections
 import numpy as np
 
 from .. import dtypes
-from ..interpreters import lowering
+from ..interpreters import batching, lowering
 from ..interpreters.lowering import i64_array
 from ._base import ANY, aval_of, check_dtype_accepted, defbilinear, dtype_kind, standard_primitive
 from .dot import _PREFERRED_KINDS
@@ -357,6 +357,93 @@ def _conv_transpose_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, 
 
 
 defbilinear(conv_general_dilated_p, _conv_transpose_lhs, _conv_transpose_rhs)
+
+
+# Batching: the vmapped axis (size B) is folded into a dimension the convolution already has, one
+# reshape in and one out, as JAX does:
+#  - lhs batched: into the lhs batch dimension (B * N images), split again from the output batch;
+#  - rhs batched: into the kernel's out-feature dimension (B * O kernels), split from the output
+#    features;
+#  - both: B more feature groups (lhs features B * C, kernel out features B * O), so each example
+#    convolves only its own images with its own kernels; with batch groups instead, B more batch
+#    groups.
+# Groups are the major part of their dimension (feature groups of the lhs features and kernel out
+# features, batch groups of the lhs batch), so where a dimension is grouped the vmapped axis goes
+# inside each group: (group, B, per-group) keeps every group contiguous.
+
+def _merge_batch_into(x, bdim, dim, groups=1):
+    """`x`, batched along `bdim`, with its batch axis merged into its per-example dimension `dim`:
+    as the major part, or with `groups` > 1 just inside each of the `groups` major groups."""
+    from .structural import reshape, transpose
+    shape = aval_of(x).shape
+    lane_axes = [a for a in range(len(shape)) if a != bdim]
+    ax = lane_axes[dim]
+    merged = [shape[a] for a in lane_axes]
+    merged[dim] *= shape[bdim]
+    if groups == 1:
+        order = lane_axes[:dim] + [bdim] + lane_axes[dim:]
+    else:
+        x = _split_axis(x, ax, groups)  # dimension `ax` becomes (groups, per-group) at ax, ax + 1
+
+        def pos(a):
+            return a if a < ax else a + 1
+        order = [pos(a) for a in lane_axes[:dim]] + [ax, pos(bdim), ax + 1] + [pos(a) for a in lane_axes[dim + 1:]]
+    if order != sorted(order):
+        x = transpose(x, tuple(order))
+    return reshape(x, tuple(merged))
+
+
+def _split_batch_out_of(x, dim, size, groups=1):
+    """Undo `_merge_batch_into` on a result: dimension `dim` of `x` holds (size, rest) -- or, with
+    `groups` > 1, (groups, size, per-group) -- and becomes a batch axis of `size` at `dim`
+    followed by the rest at `dim + 1`."""
+    from .structural import reshape, transpose
+    if groups == 1:
+        return _split_axis(x, dim, size)
+    shape = aval_of(x).shape
+    per_group = shape[dim] // (groups * size)
+    x = reshape(x, shape[:dim] + (groups, size, per_group) + shape[dim + 1:])
+    order = list(range(len(shape) + 2))
+    order[dim], order[dim + 1] = dim + 1, dim
+    x = transpose(x, tuple(order))
+    return reshape(x, shape[:dim] + (size, groups * per_group) + shape[dim + 1:])
+
+
+def _conv_batch_rule(vals, dims, **params):
+    (lhs, rhs), (lbd, rbd) = vals, dims
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    fgc, bgc = params["feature_group_count"], params["batch_group_count"]
+    size = batching.batch_size(vals, dims)
+    if size == 0:  # B = 0 groups are not a convolution XLA accepts; the result is empty anyway
+        return _conv_empty_batch(lhs, rhs, lbd, rbd, params), 0
+    if lbd is not None and rbd is not None:
+        if bgc > 1:
+            lhs, bgc = _merge_batch_into(lhs, lbd, lhs_spec[0]), bgc * size
+        else:
+            lhs, fgc = _merge_batch_into(lhs, lbd, lhs_spec[1]), fgc * size
+        rhs = _merge_batch_into(rhs, rbd, rhs_spec[0])
+        out = conv_general_dilated_p.bind(lhs, rhs, **dict(params, feature_group_count=fgc,
+                                                           batch_group_count=bgc))
+        return _split_axis(out, out_spec[1], size), out_spec[1]
+    if lbd is not None:
+        out = conv_general_dilated_p.bind(_merge_batch_into(lhs, lbd, lhs_spec[0], bgc), rhs, **params)
+        return _split_axis(out, out_spec[0], size), out_spec[0]
+    groups = max(fgc, bgc)
+    out = conv_general_dilated_p.bind(lhs, _merge_batch_into(rhs, rbd, rhs_spec[0], groups), **params)
+    return _split_batch_out_of(out, out_spec[1], size, groups), out_spec[1]
+
+
+def _conv_empty_batch(lhs, rhs, lbd, rbd, params):
+    from .structural import full
+    lanes = []
+    for x, d in ((lhs, lbd), (rhs, rbd)):
+        aval = aval_of(x)
+        lanes.append(aval if d is None else aval.update(shape=aval.shape[:d] + aval.shape[d + 1:]))
+    shape = _conv_shape_rule(*lanes, **params)
+    return full((0,) + shape, 0, _conv_dtype_rule(*lanes, **params))
+
+
+batching.batching_rules[conv_general_dilated_p] = _conv_batch_rule
 
 
 # ----- wrappers ------------------------------------------------------------------------------

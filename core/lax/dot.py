@@ -7,7 +7,7 @@ the order: batch, then lhs free dimensions, then rhs free dimensions (JAX's conv
 import numpy as np
 
 from .. import dtypes
-from ..interpreters import lowering
+from ..interpreters import batching, lowering
 from ._base import ANY, aval_of, check_dtype_accepted, defbilinear, dtype_kind, standard_primitive
 
 __all__ = ["dot_general", "dot", "batch_matmul"]
@@ -185,6 +185,42 @@ def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, preferred_element
 
 
 defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
+
+
+# Batching: the vmapped axis is folded into the contraction itself, never looped over, and never
+# moved (XLA picks the layouts): with both operands batched it becomes a new, leading pair of batch
+# dimensions (the output has batch dimensions first, so it lands at 0); with one operand batched
+# it is one more free dimension of that operand, whose output position follows from the output
+# order (batch, lhs free, rhs free). So vmap of x @ W is one big matmul, and vmap of the outer
+# product in the weight gradient is one batched dot_general.
+
+def _bump(axes, bdim):
+    """Per-example `axes` as axes of the operand with the batch axis inserted at `bdim`."""
+    return tuple(a + (a >= bdim) for a in axes)
+
+
+def _dot_general_batch_rule(vals, dims, *, dimension_numbers, preferred_element_type):
+    (lhs, rhs), (lbd, rbd) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    if lbd is not None and rbd is not None:
+        lb, rb = (lbd,) + _bump(lb, lbd), (rbd,) + _bump(rb, rbd)
+        lc, rc = _bump(lc, lbd), _bump(rc, rbd)
+        out_dim = 0
+    elif lbd is not None:
+        lb, lc = _bump(lb, lbd), _bump(lc, lbd)
+        lhs_free = [a for a in range(aval_of(lhs).ndim) if a not in lb and a not in lc]
+        out_dim = len(lb) + lhs_free.index(lbd)
+    else:
+        rb, rc = _bump(rb, rbd), _bump(rc, rbd)
+        rhs_free = [a for a in range(aval_of(rhs).ndim) if a not in rb and a not in rc]
+        n_lhs_free = aval_of(lhs).ndim - len(lb) - len(lc)
+        out_dim = len(lb) + n_lhs_free + rhs_free.index(rbd)
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)),
+                             preferred_element_type=preferred_element_type)
+    return out, out_dim
+
+
+batching.batching_rules[dot_general_p] = _dot_general_batch_rule
 
 
 # ----- wrappers ------------------------------------------------------------------------------

@@ -17,9 +17,10 @@ from ..interpreters import lowering
 from ..interpreters import ad
 from ..avals import ShapedArray
 from ._base import (ANY, BOOL, COMPLEX, FLOAT, FLOAT_OR_COMPLEX, INT, INT_OR_BOOL, NUMBER, SIGNED,
-                    aval_of, broadcast_like, broadcasting_shape_rule, check_dtype_accepted, defbilinear,
+                    aval_of, broadcast_like, broadcasting_shape_rule, check_dtype_accepted, defbilinear, defbroadcasting,
                     defjvp, defjvp2, defjvp_zero, deflinear, defnondiff, dtype_kind, elementwise_args,
-                    elementwise_lowering, naryop, standard_primitive, unbroadcast)
+                    elementwise_lowering, naryop, standard_primitive, unbroadcast, defscalar_or_same_shape,
+                    defvectorized)
 
 __all__ = [
     "add", "sub", "mul", "div", "rem", "pow", "integer_pow", "neg", "sign", "floor", "ceil", "round",
@@ -200,6 +201,7 @@ def _pow_jvp_y(t, ans, x, y):
 
 
 defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
+defbroadcasting(pow_p)
 
 
 def integer_pow(x, y):
@@ -247,6 +249,7 @@ def _integer_pow_jvp(t, x, *, y):
 
 
 defjvp(integer_pow_p, _integer_pow_jvp)
+defvectorized(integer_pow_p)
 
 
 def square(x):
@@ -807,6 +810,7 @@ def _clamp_jvp_max(t, lo, x, hi):
 
 
 defjvp(clamp_p, _clamp_jvp_min, _clamp_jvp_x, _clamp_jvp_max)
+defscalar_or_same_shape(clamp_p, (True, False, True))
 
 
 def select_n(which, *cases):
@@ -893,6 +897,7 @@ def _select_n_transpose(ct, which, *cases):
 
 ad.jvp_rules[select_n_p] = _select_n_jvp
 ad.transpose_rules[select_n_p] = _select_n_transpose
+defscalar_or_same_shape(select_n_p, lambda n: (True,) + (False,) * (n - 1))
 
 
 # ----- comparisons -----------------------------------------------------------------------------
@@ -1103,6 +1108,7 @@ def _conj_lowering(ctx, x):
 conj_p = standard_primitive("conj", lambda x: x.shape, _conj_dtype_rule, lambda x: x.weak_type)
 lowering.register(conj_p, _conj_lowering)
 deflinear(conj_p, lambda ct, x: [conj(ct) if dtypes.is_complex(x.aval.dtype) else real(ct)])
+defvectorized(conj_p)
 
 
 def complex(x, y):
@@ -1126,4 +1132,5 @@ complex_p = standard_primitive("complex", lambda x, y: broadcasting_shape_rule("
 lowering.register(complex_p, elementwise_lowering("stablehlo.complex"))
 deflinear(complex_p, lambda ct, x, y: [unbroadcast(real(ct), x.aval) if ad.is_undefined(x) else None,
                                        unbroadcast(neg(imag(ct)), y.aval) if ad.is_undefined(y) else None])
+defbroadcasting(complex_p)
 

@@ -8,7 +8,7 @@ import enum
 import numpy as np
 
 from .. import dtypes
-from ..interpreters import lowering
+from ..interpreters import batching, lowering
 from ..interpreters.lowering import i64_array
 from ._base import COMPLEX, FLOAT, aval_of, check_dtype_accepted, deflinear, standard_primitive
 
@@ -126,3 +126,15 @@ def _fft_transpose(ct, x, *, fft_type, fft_lengths):
 
 
 deflinear(fft_p, _fft_transpose)
+
+
+def _fft_batch_rule(vals, dims, *, fft_type, fft_lengths):
+    # The transform reads the trailing len(fft_lengths) axes and maps over the leading ones: a batch
+    # axis among the leading ones stays put, one among the transformed axes moves to the front.
+    (x,), (d,) = vals, dims
+    if d >= aval_of(x).ndim - len(fft_lengths):
+        x, d = batching.moveaxis(x, d, 0), 0
+    return fft_p.bind(x, fft_type=fft_type, fft_lengths=fft_lengths), d
+
+
+batching.batching_rules[fft_p] = _fft_batch_rule

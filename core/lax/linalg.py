@@ -9,6 +9,8 @@ Each lowers to jaxlib's CPU LAPACK kernels, called as typed-FFI custom calls
 * A kernel reports failure per matrix in an `info` output; as in JAX, results of a failed matrix
   become NaN (cholesky of a matrix that is not positive definite, a non-converged eigh or svd).
 * Empty matrices (a zero dimension) never reach LAPACK: the lowering builds the trivial answer.
+* Batching (vmap) uses the same leading batch dimensions: a batch axis among them stays put, one
+  inside the matrix dimensions moves to the front.
 * Derivatives follow JAX's rules: every primitive has a jvp rule written with lax operations (so
   it differentiates again), and triangular_solve, linear in b, a transpose rule. cholesky and
   eigh differentiate along the Hermitian part of the tangent; lu's pivots and permutation carry
@@ -24,7 +26,7 @@ from ..avals import ShapedArray
 from ..interpreters import lowering
 from ..interpreters.lowering import i64_array
 from ..runtime import custom_calls
-from ..interpreters import ad
+from ..interpreters import ad, batching
 from ._base import FLOAT_OR_COMPLEX, aval_of, check_dtype_accepted, defjvp2, standard_primitive
 
 __all__ = ["cholesky", "lu", "qr", "eigh", "svd", "triangular_solve", "symmetrize"]
@@ -254,6 +256,20 @@ def symmetrize(x):
     return mul(add(x, xt), full_like(x, 0.5))
 
 
+# ----- helper shared by the batching rules -------------------------------------------------------
+
+def _leading_batch_rule(prim):
+    """The batching rule of a one-operand primitive that maps over the leading dimensions of its
+    operand (all but the trailing two) and gives every output those same leading dimensions."""
+    def rule(vals, dims, **params):
+        (x,), (d,) = vals, dims
+        if d >= aval_of(x).ndim - 2:
+            x, d = batching.moveaxis(x, d, 0), 0
+        out = prim.bind(x, **params)
+        return (out, [d] * len(out)) if prim.multiple_results else (out, d)
+    return rule
+
+
 # ----- cholesky ---------------------------------------------------------------------------------
 
 def cholesky(x, *, symmetrize_input=True):
@@ -308,6 +324,7 @@ def _cholesky_jvp(primals, tangents):
 
 
 ad.jvp_rules[cholesky_p] = _cholesky_jvp
+batching.batching_rules[cholesky_p] = _leading_batch_rule(cholesky_p)
 
 
 # ----- lu ---------------------------------------------------------------------------------------
@@ -434,6 +451,7 @@ def _lu_jvp(primals, tangents):
 
 
 ad.jvp_rules[lu_p] = _lu_jvp
+batching.batching_rules[lu_p] = _leading_batch_rule(lu_p)
 
 
 # ----- qr ---------------------------------------------------------------------------------------
@@ -540,6 +558,7 @@ def _qr_jvp(primals, tangents, *, full_matrices):
 
 
 ad.jvp_rules[qr_p] = _qr_jvp
+batching.batching_rules[qr_p] = _leading_batch_rule(qr_p)
 
 
 # ----- eigh -------------------------------------------------------------------------------------
@@ -605,6 +624,7 @@ def _eigh_jvp(primals, tangents, *, lower):
 
 
 ad.jvp_rules[eigh_p] = _eigh_jvp
+batching.batching_rules[eigh_p] = _leading_batch_rule(eigh_p)
 
 
 # ----- svd --------------------------------------------------------------------------------------
@@ -719,6 +739,7 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
 
 
 ad.jvp_rules[svd_p] = _svd_jvp
+batching.batching_rules[svd_p] = _leading_batch_rule(svd_p)
 
 
 # ----- triangular_solve -------------------------------------------------------------------------
@@ -819,3 +840,32 @@ def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conj
 
 defjvp2(triangular_solve_p, _triangular_solve_jvp_a, _triangular_solve_jvp_b)
 ad.transpose_rules[triangular_solve_p] = _triangular_solve_transpose
+
+
+def _triangular_solve_batch_rule(vals, dims, **params):
+    from .structural import reshape
+    (a, b), (da, db) = vals, dims
+    a_nd = aval_of(a).ndim
+    if da is None:
+        # Only b is batched: the solve treats b's columns (left_side) or rows (right side)
+        # independently, so the examples become extra columns/rows, [..., n, B*k] / [..., B*k, n],
+        # and the single a is never copied.
+        left = params["left_side"]
+        shape = list(aval_of(b).shape)
+        size = shape[db]
+        # batched b is (..., n, k) / (..., k, n); put the batch axis right before the free axis
+        pos = len(shape) - 2 if left else len(shape) - 3
+        b = batching.moveaxis(b, db, pos)
+        shape = list(aval_of(b).shape)
+        folded = shape[:pos] + [size * shape[pos + 1]] + shape[pos + 2:]
+        out = triangular_solve_p.bind(a, reshape(b, tuple(folded)), **params)
+        return reshape(out, tuple(shape)), pos
+    # a is batched: the batch becomes a leading dimension of both operands (b broadcast if needed)
+    bdim = da if da < a_nd - 2 and db in (None, da) else 0
+    size = batching.batch_size(vals, dims)
+    a = batching.moveaxis(a, da, bdim)
+    b = batching.move_bdim(b, db, bdim, size)
+    return triangular_solve_p.bind(a, b, **params), bdim
+
+
+batching.batching_rules[triangular_solve_p] = _triangular_solve_batch_rule

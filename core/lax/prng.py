@@ -9,9 +9,9 @@ import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
-from ..interpreters import ad, lowering
+from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array
-from ._base import (FLOAT_OR_COMPLEX, defjvp, defnondiff, elementwise_args, naryop, standard_primitive,
+from ._base import (FLOAT_OR_COMPLEX, aval_of, defjvp, defnondiff, elementwise_args, naryop, standard_primitive,
                     unbroadcast)
 
 __all__ = ["threefry2x32"]  # and `mul_add`, used by core.random (not a JAX lax name)
@@ -98,6 +98,38 @@ threefry2x32_p = standard_primitive("threefry2x32", None, None, multiple_results
 threefry2x32_p.def_abstract_eval(_threefry2x32_abstract_eval)
 lowering.register(threefry2x32_p, _threefry2x32_lowering)
 defnondiff(threefry2x32_p)  # random bits: uint32 outputs carry no derivative
+
+
+def _threefry2x32_batch_rule(vals, dims):
+    # Elementwise with NumPy's rank-promoting broadcasting, which aligns operands from the right:
+    # the batch axis must sit at the same position of every operand once each is padded on the
+    # left to the common rank (`defbroadcasting` assumes equal ranks, so it does not fit).
+    from .structural import reshape
+    ranks = [aval_of(x).ndim - (d is not None) for x, d in zip(vals, dims, strict=True)]
+    rank = max(ranks)
+    size = batching.batch_size(vals, dims)
+    # keep the batch axis of a full-rank batched operand where it is (no transpose in the usual case)
+    out_dim = next((d for d, r in zip(dims, ranks) if d is not None and r == rank), 0)
+    args = []
+    for x, d, r in zip(vals, dims, ranks, strict=True):
+        shape = list(aval_of(x).shape)
+        if d is None:
+            if r:  # a scalar broadcasts anywhere; others get ones on the left and at out_dim
+                padded = [1] * (rank - r) + shape
+                padded.insert(out_dim, 1)
+                x = reshape(x, tuple(padded))
+        else:
+            if r < rank:
+                x = batching.moveaxis(x, d, 0)
+                lane = list(aval_of(x).shape[1:])
+                x, d = reshape(x, tuple([size] + [1] * (rank - r) + lane)), 0
+            x = batching.moveaxis(x, d, out_dim)
+        args.append(x)
+    outs = threefry2x32_p.bind(*args)
+    return outs, [out_dim, out_dim]
+
+
+batching.batching_rules[threefry2x32_p] = _threefry2x32_batch_rule
 
 
 # ----- mul_add -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
-from ..interpreters import ad, lowering
+from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array
 from ._base import (INT_OR_BOOL, NUMBER, REAL, BOOL, FLOAT, aval_of, check_dtype_accepted, defjvp,
                     defjvp2, deflinear, defnondiff, standard_primitive)
@@ -100,6 +100,40 @@ def _shift(x, d, axis, reverse, fill):
     return pad(x, fill, [edge if i == axis else (0, 0, 0) for i in range(n)])
 
 
+def _batch_reducer(prim):
+    """Batching rule for a primitive reducing its operand over `axes` (other params pass through):
+    the batch axis just becomes one more kept axis. Each per-example axis moves past the batch
+    axis, and the batch axis itself moves left by the reduced axes before it; no transpose."""
+    def rule(vals, dims, *, axes, **params):
+        (x,), (d,) = vals, dims
+        batched_axes = tuple(a + (a >= d) for a in axes)
+        return prim.bind(x, axes=batched_axes, **params), d - sum(a < d for a in axes)
+    return rule
+
+
+def _batch_cumulative(prim):
+    """Batching rule for a running reduction along `axis`: the other axes, the batch axis among
+    them, are independent, so only `axis` shifts past the batch axis."""
+    def rule(vals, dims, *, axis, reverse):
+        (x,), (d,) = vals, dims
+        return prim.bind(x, axis=axis + (axis >= d), reverse=reverse), d
+    return rule
+
+
+def _batch_window(prim):
+    """Batching rule for a window reduction: the batch axis gets a window of 1 with stride 1, no
+    padding and no dilation, so each example is reduced on its own, in place."""
+    def rule(vals, dims, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
+        (x,), (d,) = vals, dims
+
+        def ins(params, one):
+            return params[:d] + (one,) + params[d:]
+        return _window_bind(prim, x, window_dimensions=ins(window_dimensions, 1),
+                            window_strides=ins(window_strides, 1), padding=ins(padding, (0, 0)),
+                            base_dilation=ins(base_dilation, 1), window_dilation=ins(window_dilation, 1)), d
+    return rule
+
+
 # ----- reduce_sum ----------------------------------------------------------------------------
 
 def reduce_sum(operand, axes):
@@ -121,6 +155,7 @@ def _reduce_sum_transpose(ct, operand, *, axes):
 
 
 deflinear(reduce_sum_p, _reduce_sum_transpose)
+batching.batching_rules[reduce_sum_p] = _batch_reducer(reduce_sum_p)
 
 
 # ----- reduce_prod ---------------------------------------------------------------------------
@@ -167,6 +202,7 @@ def _products_of_others(x, aval, axes):
 
 
 ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
+batching.batching_rules[reduce_prod_p] = _batch_reducer(reduce_prod_p)
 
 
 # ----- reduce_max ----------------------------------------------------------------------------
@@ -201,6 +237,7 @@ def _reduce_chooser_jvp(prim):
 
 
 ad.jvp_rules[reduce_max_p] = _reduce_chooser_jvp(reduce_max_p)
+batching.batching_rules[reduce_max_p] = _batch_reducer(reduce_max_p)
 
 
 # ----- reduce_min ----------------------------------------------------------------------------
@@ -216,6 +253,7 @@ def reduce_min(operand, axes):
 
 reduce_min_p = _monoid_reduction("reduce_min", "min", REAL + BOOL)
 ad.jvp_rules[reduce_min_p] = _reduce_chooser_jvp(reduce_min_p)
+batching.batching_rules[reduce_min_p] = _batch_reducer(reduce_min_p)
 
 
 # ----- reduce_and / reduce_or / reduce_xor ---------------------------------------------------
@@ -252,6 +290,9 @@ def reduce_xor(operand, axes):
 
 reduce_xor_p = _monoid_reduction("reduce_xor", "xor", INT_OR_BOOL)
 defnondiff(reduce_and_p, reduce_or_p, reduce_xor_p)  # integer and bool outputs
+batching.batching_rules[reduce_and_p] = _batch_reducer(reduce_and_p)
+batching.batching_rules[reduce_or_p] = _batch_reducer(reduce_or_p)
+batching.batching_rules[reduce_xor_p] = _batch_reducer(reduce_xor_p)
 
 
 # ----- argmax / argmin -----------------------------------------------------------------------
@@ -334,6 +375,8 @@ def _or(b, x, y):
 argmax_p = _argminmax_primitive("argmax", "GT", "max")
 argmin_p = _argminmax_primitive("argmin", "LT", "min")
 defnondiff(argmax_p, argmin_p)
+batching.batching_rules[argmax_p] = _batch_reducer(argmax_p)  # its one axis is `axes=(axis,)`
+batching.batching_rules[argmin_p] = _batch_reducer(argmin_p)
 
 
 # ----- reduce_window -------------------------------------------------------------------------
@@ -495,6 +538,7 @@ def _reduce_window_sum_transpose(ct, operand, *, window_dimensions, window_strid
 
 
 deflinear(reduce_window_sum_p, _reduce_window_sum_transpose)
+batching.batching_rules[reduce_window_sum_p] = _batch_window(reduce_window_sum_p)
 
 
 def reduce_window_max(operand, window_dimensions, window_strides, padding, base_dilation=None,
@@ -555,6 +599,7 @@ def _or_lax(x, y):
 
 
 ad.jvp_rules[reduce_window_max_p] = _reduce_window_chooser_jvp(reduce_window_max_p)
+batching.batching_rules[reduce_window_max_p] = _batch_window(reduce_window_max_p)
 
 
 def reduce_window_min(operand, window_dimensions, window_strides, padding, base_dilation=None,
@@ -569,6 +614,7 @@ def reduce_window_min(operand, window_dimensions, window_strides, padding, base_
 
 reduce_window_min_p = _reduce_window_primitive("reduce_window_min", "min", REAL + BOOL)
 ad.jvp_rules[reduce_window_min_p] = _reduce_window_chooser_jvp(reduce_window_min_p)
+batching.batching_rules[reduce_window_min_p] = _batch_window(reduce_window_min_p)
 
 
 def _monoid_kind(computation):
@@ -723,6 +769,7 @@ def cumsum(operand, axis=0, reverse=False):
 
 cumsum_p = _cumulative_primitive("cumsum", "add", NUMBER)
 deflinear(cumsum_p, lambda ct, operand, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+batching.batching_rules[cumsum_p] = _batch_cumulative(cumsum_p)
 
 
 def _cumulative_jvp(prim, kind, combine):
@@ -760,6 +807,7 @@ def _prod_combine(a, ta, b, tb):
 
 
 _cumulative_jvp(cumprod_p, "mul", _prod_combine)
+batching.batching_rules[cumprod_p] = _batch_cumulative(cumprod_p)
 
 
 def cummax(operand, axis=0, reverse=False):
@@ -787,6 +835,7 @@ def _chooser_combine(which):
 
 
 _cumulative_jvp(cummax_p, "max", _chooser_combine("max"))
+batching.batching_rules[cummax_p] = _batch_cumulative(cummax_p)
 
 
 def cummin(operand, axis=0, reverse=False):
@@ -796,6 +845,7 @@ def cummin(operand, axis=0, reverse=False):
 
 cummin_p = _cumulative_primitive("cummin", "min", REAL + BOOL)
 _cumulative_jvp(cummin_p, "min", _chooser_combine("min"))
+batching.batching_rules[cummin_p] = _batch_cumulative(cummin_p)
 
 
 def _logaddexp_body(r, a, b):
@@ -843,3 +893,4 @@ def _logaddexp_combine(a, ta, b, tb):
 
 
 _cumulative_jvp(cumlogsumexp_p, "max", _logaddexp_combine)
+batching.batching_rules[cumlogsumexp_p] = _batch_cumulative(cumlogsumexp_p)

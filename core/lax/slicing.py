@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
-from ..interpreters import ad, lowering
+from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array, int_list
 from ._base import ANY, INT, aval_of, check_dtype_accepted, dtype_kind, standard_primitive
 
@@ -102,6 +102,26 @@ def _hashable_scalar(value):
     if isinstance(value, float) and math.isnan(value):
         return np.nan
     return value
+
+
+def _shift(dims, at):
+    """`dims` renumbered for a new dimension inserted at position `at`."""
+    return tuple(d + (d >= at) for d in dims)
+
+
+def _position_after(positions, k):
+    """Where to insert a new dimension so that it becomes entry `k` of the sorted `positions`
+    (the output positions of one kind of dimension, e.g. a gather's offset dims)."""
+    return positions[k - 1] + 1 if k else 0
+
+
+def _move_index_bdim(indices, bdim):
+    """Batched indices with the batch axis anywhere but the last (index vector) position, and
+    where it is, counted among the index batch dimensions."""
+    last = aval_of(indices).ndim - 1
+    if bdim == last:
+        indices, bdim = batching.moveaxis(indices, last, last - 1), last - 1
+    return indices, bdim
 
 
 def _check_dims(op, name, dims, bound, what="rank"):
@@ -324,6 +344,59 @@ ad.jvp_rules[gather_p] = _gather_jvp
 ad.transpose_rules[gather_p] = _gather_transpose
 
 
+def _gather_batch_rule(vals, dims, *, dimension_numbers, slice_sizes, unique_indices, indices_are_sorted, mode,
+                       fill_value):
+    # The batch becomes one more dimension of the gather itself, left where the operand or the
+    # indices hold it (no transpose of a possibly large operand): batched operand only -> one more
+    # full-size window dimension; batched indices only -> one more index batch dimension; both ->
+    # a pair of batching dimensions (example b reads only from operand example b). The index
+    # vector never gets a batch component, so `mode` clamps / fills exactly as per example.
+    operand, indices = vals
+    op_bdim, idx_bdim = dims
+    dn = dimension_numbers
+    size = batching.batch_size(vals, dims)
+    params = dict(unique_indices=unique_indices, indices_are_sorted=indices_are_sorted, mode=mode,
+                  fill_value=fill_value)
+    if idx_bdim is None:
+        window_dims = [d for d in range(len(slice_sizes))
+                       if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims]
+        out_bdim = _position_after(dn.offset_dims, sum(d < op_bdim for d in window_dims))
+        new_dn = GatherDimensionNumbers(
+            offset_dims=tuple(sorted(_shift(dn.offset_dims, out_bdim) + (out_bdim,))),
+            collapsed_slice_dims=_shift(dn.collapsed_slice_dims, op_bdim),
+            start_index_map=_shift(dn.start_index_map, op_bdim),
+            operand_batching_dims=_shift(dn.operand_batching_dims, op_bdim),
+            start_indices_batching_dims=dn.start_indices_batching_dims)
+        sizes = slice_sizes[:op_bdim] + (size,) + slice_sizes[op_bdim:]
+        return gather_p.bind(operand, indices, dimension_numbers=new_dn, slice_sizes=sizes, **params), out_bdim
+    indices, idx_bdim = _move_index_bdim(indices, idx_bdim)
+    out_rank = len(dn.offset_dims) + aval_of(indices).ndim - 2
+    out_bdim = _position_after([i for i in range(out_rank) if i not in dn.offset_dims], idx_bdim)
+    offset_dims = _shift(dn.offset_dims, out_bdim)
+    start_indices_batching_dims = _shift(dn.start_indices_batching_dims, idx_bdim)
+    if op_bdim is None:
+        # examples may read the same operand element, and the flattened indices are not sorted
+        new_dn = dn._replace(offset_dims=offset_dims, start_indices_batching_dims=start_indices_batching_dims)
+        params.update(unique_indices=False, indices_are_sorted=False)
+        return gather_p.bind(operand, indices, dimension_numbers=new_dn, slice_sizes=slice_sizes, **params), out_bdim
+    # batching dims pair up by position and the operand's must stay sorted: insert the new pair there
+    j = sum(d < op_bdim for d in dn.operand_batching_dims)
+    operand_batching_dims = _shift(dn.operand_batching_dims, op_bdim)
+    new_dn = GatherDimensionNumbers(
+        offset_dims=offset_dims,
+        collapsed_slice_dims=_shift(dn.collapsed_slice_dims, op_bdim),
+        start_index_map=_shift(dn.start_index_map, op_bdim),
+        operand_batching_dims=operand_batching_dims[:j] + (op_bdim,) + operand_batching_dims[j:],
+        start_indices_batching_dims=start_indices_batching_dims[:j] + (idx_bdim,) + start_indices_batching_dims[j:])
+    # a batching dimension has slice size 1 (0 for an empty batch, which has no element to read)
+    sizes = slice_sizes[:op_bdim] + (min(size, 1),) + slice_sizes[op_bdim:]
+    params.update(indices_are_sorted=False)
+    return gather_p.bind(operand, indices, dimension_numbers=new_dn, slice_sizes=sizes, **params), out_bdim
+
+
+batching.batching_rules[gather_p] = _gather_batch_rule
+
+
 # ----- scatter family ------------------------------------------------------------------------
 # One primitive per combiner (scatter, scatter-add, -mul, -min, -max), sharing the shape rule and
 # the lowering; they differ only in the update region's body.
@@ -489,6 +562,54 @@ def _scatter_bind(prim, operand, scatter_indices, updates, dimension_numbers, in
                      mode=GatherScatterMode.from_any(mode))
 
 
+def _scatter_batch_rule(prim):
+    """The batching rule of a scatter-family primitive `prim` (they differ only in the combiner).
+
+    The operand always carries the batch (broadcast when only the indices or the updates do: each
+    example writes into its own copy) and keeps it where it is. Unbatched indices: the batch is one
+    more full-size window dimension of the updates. Batched indices: a pair of batching dimensions
+    (example b writes only into operand example b). No index vector gets a batch component, so
+    `mode` clamps or drops exactly as per example, and unique per-example indices stay unique.
+    """
+    def rule(vals, dims, *, dimension_numbers, indices_are_sorted, unique_indices, mode):
+        operand, indices, updates = vals
+        op_bdim, idx_bdim, upd_bdim = dims
+        dn = dimension_numbers
+        size = batching.batch_size(vals, dims)
+        if op_bdim is None:
+            operand, op_bdim = batching.broadcast_batch(operand, size, 0), 0
+        op_rank = aval_of(operand).ndim - 1
+        upd_rank = aval_of(updates).ndim - (upd_bdim is not None)
+        if idx_bdim is None:
+            window_dims = [d for d in range(op_rank)
+                           if d not in dn.inserted_window_dims and d not in dn.operand_batching_dims]
+            upd_dst = _position_after(dn.update_window_dims, sum(d < op_bdim for d in window_dims))
+            new_dn = ScatterDimensionNumbers(
+                update_window_dims=tuple(sorted(_shift(dn.update_window_dims, upd_dst) + (upd_dst,))),
+                inserted_window_dims=_shift(dn.inserted_window_dims, op_bdim),
+                scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims, op_bdim),
+                operand_batching_dims=_shift(dn.operand_batching_dims, op_bdim),
+                scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
+        else:
+            indices, idx_bdim = _move_index_bdim(indices, idx_bdim)
+            upd_dst = _position_after([i for i in range(upd_rank) if i not in dn.update_window_dims], idx_bdim)
+            j = sum(d < op_bdim for d in dn.operand_batching_dims)  # the operand's must stay sorted
+            operand_batching_dims = _shift(dn.operand_batching_dims, op_bdim)
+            indices_batching_dims = _shift(dn.scatter_indices_batching_dims, idx_bdim)
+            new_dn = ScatterDimensionNumbers(
+                update_window_dims=_shift(dn.update_window_dims, upd_dst),
+                inserted_window_dims=_shift(dn.inserted_window_dims, op_bdim),
+                scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims, op_bdim),
+                operand_batching_dims=operand_batching_dims[:j] + (op_bdim,) + operand_batching_dims[j:],
+                scatter_indices_batching_dims=indices_batching_dims[:j] + (idx_bdim,) + indices_batching_dims[j:])
+            indices_are_sorted = False  # the flattened batched indices are not sorted
+        updates = batching.move_bdim(updates, upd_bdim, upd_dst, size)
+        out = prim.bind(operand, indices, updates, dimension_numbers=new_dn, indices_are_sorted=indices_are_sorted,
+                        unique_indices=unique_indices, mode=mode)
+        return out, op_bdim
+    return rule
+
+
 def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
             unique_indices=False, mode=None):
     """Write windows of `updates` into `operand` at `scatter_indices` (XLA's Scatter, replacing).
@@ -556,6 +677,7 @@ def _scatter_transpose(ct, operand, indices, updates, **params):
 
 ad.jvp_rules[scatter_p] = _scatter_jvp
 ad.transpose_rules[scatter_p] = _scatter_transpose
+batching.batching_rules[scatter_p] = _scatter_batch_rule(scatter_p)
 
 
 def scatter_add(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
@@ -588,6 +710,7 @@ def _scatter_add_transpose(ct, operand, indices, updates, **params):
 
 ad.jvp_rules[scatter_add_p] = _scatter_add_jvp
 ad.transpose_rules[scatter_add_p] = _scatter_add_transpose
+batching.batching_rules[scatter_add_p] = _scatter_batch_rule(scatter_add_p)
 
 
 def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
@@ -634,6 +757,7 @@ def _scatter_mul_transpose(ct, operand, indices, updates, **params):
 
 ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
 ad.transpose_rules[scatter_mul_p] = _scatter_mul_transpose
+batching.batching_rules[scatter_mul_p] = _scatter_batch_rule(scatter_mul_p)
 
 
 def _scatter_extremal_jvp(prim):
@@ -670,6 +794,7 @@ def scatter_min(operand, scatter_indices, updates, dimension_numbers, *, indices
 
 scatter_min_p = _scatter_primitive("scatter_min")
 ad.jvp_rules[scatter_min_p] = _scatter_extremal_jvp(scatter_min_p)
+batching.batching_rules[scatter_min_p] = _scatter_batch_rule(scatter_min_p)
 
 
 def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
@@ -685,6 +810,7 @@ def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices
 
 scatter_max_p = _scatter_primitive("scatter_max")
 ad.jvp_rules[scatter_max_p] = _scatter_extremal_jvp(scatter_max_p)
+batching.batching_rules[scatter_max_p] = _scatter_batch_rule(scatter_max_p)
 
 
 # ----- index_take: a gather spelled with one index vector per axis -----------------------------

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
-from ..interpreters import ad, lowering
+from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array
 from ._base import ANY, aval_of, check_dtype_accepted, standard_primitive
 
@@ -152,6 +152,21 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
 ad.jvp_rules[sort_p] = _sort_jvp
 
 
+def _sort_batch_rule(vals, dims, *, dimension, is_stable, num_keys):
+    # Every operand gets the batch axis where the first batched one has it (unbatched operands are
+    # broadcast there: sort needs equal shapes); the sorted dimension shifts past it.
+    size = batching.batch_size(vals, dims)
+    bdim = next(d for d in dims if d is not None)
+    args = [batching.broadcast_batch(x, size, bdim) if d is None else batching.moveaxis(x, d, bdim)
+            for x, d in zip(vals, dims, strict=True)]
+    dimension = dimension + (dimension >= bdim)
+    outs = sort_p.bind(*args, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    return outs, [bdim] * len(outs)
+
+
+batching.batching_rules[sort_p] = _sort_batch_rule
+
+
 def sort_key_val(keys, values, dimension=-1, is_stable=True):
     """Sort `keys` along `dimension` and reorder `values` the same way; returns (keys, values).
 
@@ -228,3 +243,16 @@ def _top_k_jvp(primals, tangents, *, k):
 
 
 ad.jvp_rules[top_k_p] = _top_k_jvp
+
+
+def _top_k_batch_rule(vals, dims, *, k):
+    # top_k works on the last axis and treats the others as a batch: only a batch axis in the last
+    # position has to move.
+    (x,), (d,) = vals, dims
+    if d == aval_of(x).ndim - 1:
+        x, d = batching.moveaxis(x, d, 0), 0
+    outs = top_k_p.bind(x, k=k)
+    return outs, [d, d]
+
+
+batching.batching_rules[top_k_p] = _top_k_batch_rule

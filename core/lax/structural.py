@@ -11,10 +11,10 @@ import numpy as np
 from .. import dtypes
 from ..array import scalar_array
 from ..avals import ShapedArray
-from ..interpreters import ad, lowering
+from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array
 from ._base import (ANY, NUMBER, aval_of, check_dtype_accepted, defbilinear, defjvp, defjvp2, deflinear,
-                    defnondiff, same_dtypes_rule, standard_primitive, unbroadcast)
+                    defnondiff, defvectorized, same_dtypes_rule, standard_primitive, unbroadcast)
 
 __all__ = ["convert_element_type", "broadcast_in_dim", "reshape", "broadcast", "broadcast_to_rank",
            "bitcast_convert_type", "iota", "broadcasted_iota", "squeeze", "expand_dims", "transpose", "rev",
@@ -87,6 +87,7 @@ def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type):
 
 ad.jvp_rules[convert_element_type_p] = _convert_element_type_jvp
 ad.transpose_rules[convert_element_type_p] = _convert_element_type_transpose
+defvectorized(convert_element_type_p)
 
 
 # ----- broadcast_in_dim ----------------------------------------------------------------------
@@ -151,6 +152,21 @@ def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions):
 deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
+def _broadcast_in_dim_batch_rule(vals, dims, *, shape, broadcast_dimensions):
+    # The batch axis goes right after the result dimension of the operand dimension before it, so
+    # broadcast_dimensions stays increasing without moving the operand's batch axis.
+    (x,), (bdim,) = vals, dims
+    size = aval_of(x).shape[bdim]
+    out_bdim = broadcast_dimensions[bdim - 1] + 1 if bdim > 0 else 0
+    new_dims = (broadcast_dimensions[:bdim] + (out_bdim,)
+                + tuple(d + 1 for d in broadcast_dimensions[bdim:]))
+    new_shape = shape[:out_bdim] + (size,) + shape[out_bdim:]
+    return broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=new_dims), out_bdim
+
+
+batching.batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch_rule
+
+
 def broadcast(operand, sizes):
     """Add leading dimensions of `sizes` to `operand` (like `lax.broadcast`)."""
     aval = aval_of(operand)
@@ -199,6 +215,17 @@ lowering.register(reshape_p, lambda ctx, x, *, new_sizes: ctx.b.op("stablehlo.re
 deflinear(reshape_p, lambda ct, operand, *, new_sizes: [reshape(ct, operand.aval.shape)])
 
 
+def _reshape_batch_rule(vals, dims, *, new_sizes):
+    # row-major order mixes all dimensions, so each example must be one contiguous block: batch first
+    (x,), (bdim,) = vals, dims
+    size = aval_of(x).shape[bdim]
+    x = batching.moveaxis(x, bdim, 0)
+    return reshape_p.bind(x, new_sizes=(size,) + new_sizes), 0
+
+
+batching.batching_rules[reshape_p] = _reshape_batch_rule
+
+
 # ----- bitcast_convert_type -----------------------------------------------------------------
 
 def bitcast_convert_type(operand, new_dtype):
@@ -241,6 +268,20 @@ lowering.register(bitcast_convert_type_p,
 defnondiff(bitcast_convert_type_p)  # a bit pattern has no derivative (as in JAX)
 
 
+def _bitcast_convert_type_batch_rule(vals, dims, *, new_dtype):
+    # Elementwise, except that a change of width adds (narrower) or consumes (wider) a trailing
+    # dimension. An added one comes after the batch axis wherever it is; a consumed one must not
+    # be the batch axis, so then the batch axis moves to the front.
+    (x,), (bdim,) = vals, dims
+    aval = aval_of(x)
+    if np.dtype(new_dtype).itemsize > aval.dtype.itemsize and bdim == aval.ndim - 1:
+        x, bdim = batching.moveaxis(x, bdim, 0), 0
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), bdim
+
+
+batching.batching_rules[bitcast_convert_type_p] = _bitcast_convert_type_batch_rule
+
+
 # ----- iota ------------------------------------------------------------------------------------
 
 def broadcasted_iota(dtype, shape, dimension):
@@ -279,6 +320,7 @@ def _iota_lowering(ctx, *, dtype, shape, dimension):
 iota_p = standard_primitive("iota", _iota_shape_rule, _iota_dtype_rule)
 lowering.register(iota_p, _iota_lowering)
 defnondiff(iota_p)
+# no batching rule: iota has no operands, so under vmap it is never batched (applied directly)
 
 
 # ----- squeeze / expand_dims ---------------------------------------------------------------
@@ -311,6 +353,16 @@ def _squeeze_shape_rule(operand, *, dimensions):
 squeeze_p = standard_primitive("squeeze", _squeeze_shape_rule, _operand_dtype, _operand_weak)
 lowering.register(squeeze_p, lambda ctx, x, *, dimensions: ctx.b.op("stablehlo.reshape", [x], [ctx.avals_out[0]]))
 deflinear(squeeze_p, lambda ct, operand, *, dimensions: [reshape(ct, operand.aval.shape)])
+
+
+def _squeeze_batch_rule(vals, dims, *, dimensions):
+    (x,), (bdim,) = vals, dims
+    new_dims = tuple(d + (d >= bdim) for d in dimensions)
+    out_bdim = bdim - sum(d < bdim for d in dimensions)
+    return squeeze_p.bind(x, dimensions=new_dims), out_bdim
+
+
+batching.batching_rules[squeeze_p] = _squeeze_batch_rule
 
 
 def expand_dims(array, dimensions):
@@ -370,6 +422,17 @@ def _transpose_transpose(ct, operand, *, permutation):
 deflinear(transpose_p, _transpose_transpose)
 
 
+def _transpose_batch_rule(vals, dims, *, permutation):
+    # the batch axis keeps its position in the result; the other axes permute around it
+    (x,), (bdim,) = vals, dims
+    perm = [p + (p >= bdim) for p in permutation]
+    perm.insert(bdim, bdim)
+    return transpose_p.bind(x, permutation=tuple(perm)), bdim
+
+
+batching.batching_rules[transpose_p] = _transpose_batch_rule
+
+
 # ----- rev -------------------------------------------------------------------------------------
 
 def rev(operand, dimensions):
@@ -396,6 +459,14 @@ def _rev_lowering(ctx, x, *, dimensions):
 rev_p = standard_primitive("rev", _rev_shape_rule, _operand_dtype, _operand_weak)
 lowering.register(rev_p, _rev_lowering)
 deflinear(rev_p, lambda ct, operand, *, dimensions: [rev(ct, dimensions)])
+
+
+def _rev_batch_rule(vals, dims, *, dimensions):
+    (x,), (bdim,) = vals, dims
+    return rev_p.bind(x, dimensions=tuple(d + (d >= bdim) for d in dimensions)), bdim
+
+
+batching.batching_rules[rev_p] = _rev_batch_rule
 
 
 # ----- pad -------------------------------------------------------------------------------------
@@ -462,6 +533,39 @@ def _pad_transpose(ct, operand, padding_value, *, padding_config):
 deflinear(pad_p, _pad_transpose)
 
 
+def _pad_batch_rule(vals, dims, *, padding_config):
+    from .elementwise import select_n
+    operand, padding_value = vals
+    bdim, vdim = dims
+    if vdim is None:
+        config = list(padding_config)
+        config.insert(bdim, (0, 0, 0))
+        return pad_p.bind(operand, padding_value, padding_config=tuple(config)), bdim
+    # One padding value per example: pad with zeros, then put each example's value wherever the
+    # (per-example) mask of operand positions is False.
+    size = aval_of(padding_value).shape[vdim]
+    dtype = aval_of(padding_value).dtype
+    zero = scalar_array(0, dtype, weak_type=False)
+    if bdim is None:
+        example_shape = aval_of(operand).shape
+        padded = batching.broadcast_batch(pad_p.bind(operand, zero, padding_config=padding_config), size, 0)
+        bdim = 0
+    else:
+        example_shape = aval_of(operand).shape[:bdim] + aval_of(operand).shape[bdim + 1:]
+        config = list(padding_config)
+        config.insert(bdim, (0, 0, 0))
+        padded = pad_p.bind(operand, zero, padding_config=tuple(config))
+    inside = pad_p.bind(full(example_shape, True, dtypes.bool_), scalar_array(False, dtypes.bool_, weak_type=False),
+                        padding_config=padding_config)
+    inside = batching.broadcast_batch(inside, size, bdim)
+    out_shape = aval_of(padded).shape
+    fill = broadcast_in_dim(padding_value, out_shape, (bdim,))
+    return select_n(inside, fill, padded), bdim
+
+
+batching.batching_rules[pad_p] = _pad_batch_rule
+
+
 # ----- concatenate -----------------------------------------------------------------------------
 
 def concatenate(operands, dimension):
@@ -522,6 +626,18 @@ def _concatenate_transpose(ct, *operands, dimension):
 deflinear(concatenate_p, _concatenate_transpose)
 
 
+def _concatenate_batch_rule(vals, dims, *, dimension):
+    # every operand gets the batch axis where the first batched one has it
+    size = batching.batch_size(vals, dims)
+    bdim = next(d for d in dims if d is not None)
+    operands = [batching.broadcast_batch(x, size, bdim) if d is None else batching.moveaxis(x, d, bdim)
+                for x, d in zip(vals, dims, strict=True)]
+    return concatenate_p.bind(*operands, dimension=dimension + (dimension >= bdim)), bdim
+
+
+batching.batching_rules[concatenate_p] = _concatenate_batch_rule
+
+
 # ----- slice -----------------------------------------------------------------------------------
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 (JAX's name)
@@ -578,6 +694,19 @@ def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
 deflinear(slice_p, _slice_transpose)
 
 
+def _slice_batch_rule(vals, dims, *, start_indices, limit_indices, strides):
+    (x,), (bdim,) = vals, dims
+    size = aval_of(x).shape[bdim]
+    starts, limits, steps = list(start_indices), list(limit_indices), list(strides)
+    starts.insert(bdim, 0)
+    limits.insert(bdim, size)
+    steps.insert(bdim, 1)
+    return slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=tuple(steps)), bdim
+
+
+batching.batching_rules[slice_p] = _slice_batch_rule
+
+
 # ----- dynamic_slice / dynamic_update_slice -------------------------------------------------------
 # Start indices are scalar integer operands. As in JAX, a negative index counts from the end of its
 # dimension (the lowering adds the size), then XLA clamps it so the whole slice stays in bounds.
@@ -624,6 +753,29 @@ def _check_index_dtypes(name, indices):
     if len({a.dtype for a in indices}) > 1 or any(a.ndim != 0 or a.dtype.kind not in "iu" for a in indices):
         raise TypeError(f"{name}: start_indices must be scalar integers of one dtype, got "
                         f"{', '.join(a.str_short() for a in indices)}.")
+
+
+def _batched_start_indices(indices, idims, example_shape, window_shape, size):
+    """Every example's start indices as one (size, rank) array for gather/scatter: made
+    non-negative and clamped so that a window of `window_shape` fits, exactly as the lowering of
+    dynamic_slice / dynamic_update_slice treats the starts of one example. `idims[k]` is None for
+    an index shared by every example, else 0 (a batched scalar has shape (size,))."""
+    from .elementwise import add, clamp, lt, select_n
+    columns = []
+    for i, d, dim, window in zip(indices, idims, example_shape, window_shape, strict=True):
+        if d is None:
+            i = broadcast_in_dim(i, (size,), ())
+        if aval_of(i).dtype.kind == "i":
+            i = select_n(lt(i, 0), i, add(i, dim))
+        i = clamp(0, i, dim - window)
+        columns.append(reshape(i, (size, 1)))
+    return concatenate(columns, 1)
+
+
+def _zero_start(indices):
+    """A 0 start index of the dtype the other start indices have (int32 when there are none)."""
+    dtype = aval_of(indices[0]).dtype if indices else dtypes.int32
+    return scalar_array(0, dtype, weak_type=False)
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
@@ -677,6 +829,42 @@ def _dynamic_slice_transpose(ct, operand, *indices, slice_sizes):
 
 ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
 ad.transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
+
+
+def _dynamic_slice_batch_rule(vals, dims, *, slice_sizes):
+    from .slicing import GatherDimensionNumbers, GatherScatterMode, gather
+    operand, *indices = vals
+    bdim, *idims = dims
+    if all(d is None for d in idims):
+        # one start for every example: take the whole batch axis (start 0) in the same slice
+        sizes = list(slice_sizes)
+        sizes.insert(bdim, aval_of(operand).shape[bdim])
+        indices.insert(bdim, _zero_start(indices))
+        return dynamic_slice_p.bind(operand, *indices, slice_sizes=tuple(sizes)), bdim
+    # a start per example: one gather window per example, the batch axis paired with the
+    # operand's (operand_batching_dims) when the operand is batched too
+    size = batching.batch_size(vals, dims)
+    shape = aval_of(operand).shape
+    if bdim is not None:
+        shape = shape[:bdim] + shape[bdim + 1:]
+    rank = len(shape)
+    if size == 0:  # no examples; XLA rejects a window of 1 along an empty batching dimension
+        out_bdim = 0 if bdim is None else bdim
+        out_shape = slice_sizes[:out_bdim] + (0,) + slice_sizes[out_bdim:]
+        return full(out_shape, 0, aval_of(operand).dtype), out_bdim
+    starts = _batched_start_indices(indices, idims, shape, slice_sizes, size)
+    if bdim is None:
+        dn = GatherDimensionNumbers(offset_dims=tuple(range(1, rank + 1)), collapsed_slice_dims=(),
+                                    start_index_map=tuple(range(rank)))
+        return gather(operand, starts, dn, slice_sizes, mode=GatherScatterMode.CLIP), 0
+    others = tuple(d for d in range(rank + 1) if d != bdim)
+    dn = GatherDimensionNumbers(offset_dims=others, collapsed_slice_dims=(), start_index_map=others,
+                                operand_batching_dims=(bdim,), start_indices_batching_dims=(0,))
+    sizes = slice_sizes[:bdim] + (1,) + slice_sizes[bdim:]
+    return gather(operand, starts, dn, sizes, mode=GatherScatterMode.CLIP), bdim
+
+
+batching.batching_rules[dynamic_slice_p] = _dynamic_slice_batch_rule
 
 
 def dynamic_update_slice(operand, update, start_indices):
@@ -743,6 +931,41 @@ ad.jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
 ad.transpose_rules[dynamic_update_slice_p] = _dynamic_update_slice_transpose
 
 
+def _dynamic_update_slice_batch_rule(vals, dims):
+    from .slicing import GatherScatterMode, ScatterDimensionNumbers, scatter
+    operand, update, *indices = vals
+    obdim, ubdim, *idims = dims
+    size = batching.batch_size(vals, dims)
+    if all(d is None for d in idims):
+        # one start for every example: write the whole batch at start 0 along the batch axis
+        bdim = obdim if obdim is not None else ubdim
+        operand = batching.move_bdim(operand, obdim, bdim, size)
+        update = batching.move_bdim(update, ubdim, bdim, size)
+        indices.insert(bdim, _zero_start(indices))
+        return dynamic_update_slice_p.bind(operand, update, *indices), bdim
+    # a start per example: one scatter window per example, paired with the operand's batch axis
+    if obdim is None:
+        operand, obdim = batching.broadcast_batch(operand, size, 0), 0
+    if size == 0:  # no examples: nothing to write (and XLA rejects an empty batching dimension)
+        return operand, obdim
+    if ubdim is None:
+        update, ubdim = batching.broadcast_batch(update, size, 0), 0
+    op_shape, upd_shape = aval_of(operand).shape, aval_of(update).shape
+    op_shape = op_shape[:obdim] + op_shape[obdim + 1:]
+    upd_shape = upd_shape[:ubdim] + upd_shape[ubdim + 1:]
+    starts = _batched_start_indices(indices, idims, op_shape, upd_shape, size)
+    rank = len(op_shape)
+    dn = ScatterDimensionNumbers(
+        update_window_dims=tuple(d for d in range(rank + 1) if d != ubdim), inserted_window_dims=(),
+        scatter_dims_to_operand_dims=tuple(d for d in range(rank + 1) if d != obdim),
+        operand_batching_dims=(obdim,), scatter_indices_batching_dims=(0,))
+    out = scatter(operand, starts, update, dn, unique_indices=True, mode=GatherScatterMode.CLIP)
+    return out, obdim
+
+
+batching.batching_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch_rule
+
+
 # ----- stop_gradient ---------------------------------------------------------------------------
 
 def stop_gradient(x):
@@ -764,6 +987,7 @@ def stop_gradient(x):
 stop_gradient_p = standard_primitive("stop_gradient", lambda x: x.shape, _operand_dtype, _operand_weak)
 lowering.register(stop_gradient_p, lambda ctx, x: x)
 defnondiff(stop_gradient_p)
+defvectorized(stop_gradient_p)
 
 
 # ----- derived helpers (no primitives of their own) -----------------------------------------------
