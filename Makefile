@@ -16,11 +16,12 @@ $(STAMP): setup.cfg pyproject.toml
 train: $(STAMP)
 	$(BIN)/train
 
+# the tests run on every core (pytest-xdist), one file per worker at a time
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 test-full: $(STAMP)
-	PURENN_TEST_FULL=1 $(BIN)/python -m pytest
+	PURENN_TEST_FULL=1 $(BIN)/python -m pytest -n auto --dist loadfile
 
 coverage: $(STAMP)
 	$(BIN)/python tests/numpy_coverage.py

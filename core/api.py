@@ -338,7 +338,7 @@ class _JitFunction:
             return repr(leaf_names[i]) if i < len(leaf_names) else f"#{i}"
 
         avals = tuple(_arg_aval(x, lambda i=i: describe_leaf(i)) for i, x in enumerate(flat))
-        key = (in_tree, avals, static_args, static_kwargs, config.trace_key())
+        key = (in_tree, avals, static_args, static_kwargs, config.trace_key(), batching.axis_env_key())
         entry = self._cache.get(key)
         if entry is None:
             if leaf_names is None:
@@ -391,6 +391,8 @@ class _JitFunction:
             changes.append(f"static arguments changed from {old_key[2:4]} to {key[2:4]}")
         if old_key[4] != key[4]:
             changes.append("configuration changed")
+        if old_key[5] != key[5]:
+            changes.append(f"the enclosing vmap axes changed from {old_key[5]} to {key[5]}")
         code = getattr(self.fun, "__code__", None)
         where = f" ({code.co_filename}:{code.co_firstlineno})" if code else ""
         warnings.warn(
@@ -439,7 +441,7 @@ class _JitFunction:
 
     def _remember_fast(self, args, program, consts, out_tree):
         """Keep the executable of this signature for the fast path, when it qualifies."""
-        if _trace_state.trace.__class__ is not EvalTrace or _flags["check_outputs"]:
+        if _trace_state.trace.__class__ is not EvalTrace or _flags["check_outputs"] or batching.axis_env_key():
             return
         values = list(consts) + list(args)
         if any(type(v) is not Array or v._device is not None for v in values):

@@ -309,3 +309,12 @@ def test_composition_matrix_with_vmap(name):
     grads = loop(core.grad(scalar), xs)
     close(core.jit(core.vmap(core.grad(scalar)))(xs), grads, tol=1e-4)
     close(core.jit(core.grad(lambda xs: core.vmap(scalar)(xs).sum()))(xs), grads, tol=1e-4)
+
+
+def test_jit_inside_vmap_is_cached_per_axis_size():
+    # pmean reads the axis size while the jitted function is traced: a cached trace from a vmap of
+    # another size must not be reused
+    f = core.jit(lambda v: v - lax.pmean(v, "i"))
+    for n in (4, 6, 4):
+        x = rand(n)
+        close(core.vmap(f, axis_name="i")(x), x - x.mean())

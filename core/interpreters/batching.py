@@ -32,7 +32,7 @@ from .staging import check_leaks
 
 __all__ = ["BatchTrace", "BatchTracer", "AxisData", "batching_rules", "axis_batching_rules", "not_mapped",
            "moveaxis", "bdim_at_front", "move_bdim", "broadcast_batch", "vmap_flat", "batch_jaxpr",
-           "bound_axis_names", "bound_axis", "binding_axis", "jaxpr_uses_axis"]
+           "bound_axis_names", "bound_axis", "binding_axis", "axis_env_key", "jaxpr_uses_axis"]
 
 not_mapped = None
 
@@ -240,6 +240,12 @@ _axes = _AxisStack()
 def bound_axis_names():
     """The axis names bound by the vmaps (and pmaps) being traced here, innermost last."""
     return [a.name for a in _axes.axes]
+
+
+def axis_env_key():
+    """The bound named axes as a hashable value: a program traced under them (it may read an axis
+    size, `lax.axis_size`) is cached per axis environment."""
+    return tuple(_axes.axes)
 
 
 def bound_axis(name):
