@@ -230,14 +230,11 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 # ----- solving and inverting ---------------------------------------------------------------------
 
 def _permute_rows(b, perm):
-    """b[..., perm, :] as a product with the one-hot permutation matrix (no gather needed)."""
-    n = perm.shape[-1]
-    batch = perm.shape[:-1]
-    nb = len(batch)
-    shape = batch + (n, n)
-    p = lax.broadcast_in_dim(perm, shape, tuple(range(nb)) + (nb,))
-    onehot = lax.convert_element_type(lax.eq(p, lax.broadcasted_iota(np.int32, shape, nb + 1)), b.dtype)
-    return _matmul(onehot, b)
+    """b[..., perm, :]: a gather of whole rows (measured faster than a one-hot permutation matmul,
+    which costs O(n^2 k))."""
+    from .indexing import take_along_axis
+    from .manipulation import broadcast_to
+    return take_along_axis(b, broadcast_to(lax.expand_dims(perm, (perm.ndim,)), b.shape), axis=-2)
 
 
 def _lu_solve(a, b):
