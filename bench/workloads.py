@@ -20,7 +20,9 @@ workloads (``grad_mlp_*``, ``newton_step_jit``) run on purenn and jax only:
 they compare ``core.grad``/``core.jacfwd``/``core.jacrev`` with jax's. The
 vmap workloads (``per_example_grads_*``, ``vmap_matvec_jit``,
 ``matvec_batched_jit``) run on purenn and jax, and ``per_example_grads_vmap``
-also on torch through ``torch.func`` (eager). A peer
+also on torch through ``torch.func`` (eager). The training workloads
+(``mlp_adam_step``, ``convnet_step``, issue 7) run on all three peers, torch
+eagerly. A peer
 outside a workload's ``peers`` is not run and is shown as "n/a" in the report.
 
 The MLP loss of the ``grad_mlp_*`` workloads, written out the same way by each
@@ -48,6 +50,25 @@ and compute its gradient for each of the 64 examples, by vmap(grad(loss),
 in_axes=(None, 0, 0)) under jit (torch: torch.func.vmap/grad, eager), or by a
 Python loop of jitted single-example gradients. Their unit is examples per
 second; the checksum is over all 64 x 4 per-example gradients.
+
+The training workloads (``mlp_adam_step``, ``convnet_step``) time one whole
+Adam step ``step(i, opt_state, (x, y))``: value_and_grad of the loss, then the
+optimizer update, under jit for purenn (nn.serial + optim.adam + core.jit) and
+jax (jax.example_libraries.stax + optimizers + jax.jit); torch runs
+nn.Sequential + torch.optim.Adam eagerly (zero_grad, forward, backward, step;
+no torch.compile). The networks::
+
+    mlp_adam_step: Dense(512), Relu, Dense(512), Relu, Dense(10);
+                   loss = softmax cross-entropy with int32 labels (mean)
+    convnet_step:  Conv(32, (3, 3), 'SAME'), Relu, Conv(64, (3, 3), 'SAME'), Relu,
+                   MaxPool((2, 2)) (stride 1, as stax), Flatten, Dense(128), Relu,
+                   Dense(10), LogSoftmax;  loss = -mean(logp[i, y_i])
+
+All peers start from the SAME parameters, drawn here in NumPy in stax's layout
+(HWIO kernels, (1, 1, 1, C) conv biases, (in, out) dense weights, NHWC
+flattening); torch gets them transposed to its layout (OIHW kernels, (out, in)
+weights, the first Dense's rows permuted from NHWC to NCHW flattening order),
+so the checksum is the loss after one Adam step from those parameters.
 
 The ``newton_step_jit`` objective, with A (64, 16) and x (16,)::
 
@@ -89,6 +110,16 @@ NEWTON_N = 16
 PEX_BATCH = 64       # per_example_grads_*: 64 examples of the grad_mlp_* MLP (784-256-10)
 MATVEC_N = 512       # vmap_matvec_jit, matvec_batched_jit: W (512, 512)
 MATVEC_BATCH = 64    #   applied to a (64, 512) batch of vectors
+TRAIN_IN = 784       # mlp_adam_step: MLP 784-512-512-10, Adam, batch 128
+TRAIN_HIDDEN = 512
+TRAIN_CLASSES = 10
+TRAIN_BATCH = 128
+TRAIN_LR = 1e-3      # Adam step size of both training workloads (b1, b2, eps: the defaults)
+CONV_HW = 28         # convnet_step: (64, 28, 28, 1) NHWC images, the stax seed's convnet
+CONV_BATCH = 64
+CONV_CH = (32, 64)   #   Conv(32, (3, 3), 'SAME'), Conv(64, (3, 3), 'SAME')
+CONV_POOL_HW = CONV_HW - 1   # MaxPool((2, 2)) with stax's default stride 1: 28 -> 27
+CONV_DENSE = 128     #   Dense(128) on the flattened 27 * 27 * 64 = 46656 features
 
 ALL_PEERS = ("purenn", "jax", "torch")
 JIT_PEERS = ("purenn", "jax")
@@ -323,6 +354,29 @@ WORKLOADS: dict[str, Workload] = {
             peers=JIT_PEERS,
             na_note="vmap under jit: compares core.vmap with jax.vmap",
         ),
+        Workload(
+            "mlp_adam_step",
+            f"one Adam step (step size {TRAIN_LR:g}) of an MLP {TRAIN_IN}-{TRAIN_HIDDEN}-"
+            f"{TRAIN_HIDDEN}-{TRAIN_CLASSES} (relu; mean softmax cross-entropy, int32 "
+            f"labels) at batch {TRAIN_BATCH}, float32: value_and_grad plus the optimizer "
+            "update, jitted whole (purenn: nn.serial + optim.adam + core.jit; jax: "
+            "stax + optimizers + jax.jit; torch: nn.Sequential + torch.optim.Adam, "
+            "eager, no torch.compile); N steps back to back, one block_until_ready "
+            "at the end; per step",
+            unit="ms", higher_is_better=False,
+            target_s=0.2, samples=5, warmup=3,
+        ),
+        Workload(
+            "convnet_step",
+            f"one Adam step of the stax seed's convnet (Conv({CONV_CH[0]}, (3, 3), "
+            f"'SAME'), Relu, Conv({CONV_CH[1]}, (3, 3), 'SAME'), Relu, MaxPool((2, 2)) "
+            f"with stride 1, Flatten, Dense({CONV_DENSE}), Relu, Dense(10), LogSoftmax; "
+            f"loss -mean(logp[y])) at batch {CONV_BATCH} on ({CONV_HW}, {CONV_HW}, 1) "
+            "float32 images, jitted whole as `mlp_adam_step` (torch: NCHW, "
+            "MaxPool2d(2, stride=1), eager); per step",
+            unit="ms", higher_is_better=False,
+            target_s=0.5, samples=5, warmup=2,
+        ),
     )
 }
 
@@ -395,4 +449,43 @@ def make_inputs_np(name: str):
         w *= np.float32(1.0 / np.sqrt(MATVEC_N))
         xs = rng.standard_normal((MATVEC_BATCH, MATVEC_N), dtype=np.float32)
         return (w, xs)
+    if name == "mlp_adam_step":
+        # x, y (int32 labels), then (W, b) per Dense layer in stax's layout.
+        x = rng.standard_normal((TRAIN_BATCH, TRAIN_IN), dtype=np.float32)
+        y = rng.integers(0, TRAIN_CLASSES, size=(TRAIN_BATCH,)).astype(np.int32)
+        sizes = (TRAIN_IN, TRAIN_HIDDEN, TRAIN_HIDDEN, TRAIN_CLASSES)
+        params = []
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+            params += [_glorot(rng, (fan_in, fan_out), fan_in, fan_out),
+                       _small(rng, (fan_out,), 1e-2)]
+        return (x, y, *params)
+    if name == "convnet_step":
+        # x (NHWC), y, then conv kernels HWIO with (1, 1, 1, C) biases and the
+        # two Dense layers, all as stax's init_fun shapes them.
+        x = rng.standard_normal((CONV_BATCH, CONV_HW, CONV_HW, 1), dtype=np.float32)
+        y = rng.integers(0, TRAIN_CLASSES, size=(CONV_BATCH,)).astype(np.int32)
+        c1, c2 = CONV_CH
+        flat = CONV_POOL_HW * CONV_POOL_HW * c2
+        params = [
+            _glorot(rng, (3, 3, 1, c1), 9 * 1, 9 * c1), _small(rng, (1, 1, 1, c1), 1e-6),
+            _glorot(rng, (3, 3, c1, c2), 9 * c1, 9 * c2), _small(rng, (1, 1, 1, c2), 1e-6),
+            _glorot(rng, (flat, CONV_DENSE), flat, CONV_DENSE), _small(rng, (CONV_DENSE,), 1e-2),
+            _glorot(rng, (CONV_DENSE, TRAIN_CLASSES), CONV_DENSE, TRAIN_CLASSES),
+            _small(rng, (TRAIN_CLASSES,), 1e-2),
+        ]
+        return (x, y, *params)
     raise KeyError(name)
+
+
+def _glorot(rng, shape, fan_in, fan_out):
+    """Glorot-normal-scaled float32 weights (untruncated: any fixed draw will do)."""
+    import numpy as np
+
+    w = rng.standard_normal(shape, dtype=np.float32)
+    return w * np.float32(np.sqrt(2.0 / (fan_in + fan_out)))
+
+
+def _small(rng, shape, stddev):
+    import numpy as np
+
+    return rng.standard_normal(shape, dtype=np.float32) * np.float32(stddev)

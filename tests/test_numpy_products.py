@@ -311,3 +311,14 @@ def test_array_dot_method_and_operator(rng):
     a, b = tu.rand(rng, (2, 3), F32), tu.rand(rng, (3, 2), F32)
     _check(jnp.asarray(a).dot(b), _wide(a) @ _wide(b), F32)
     _check(b @ jnp.asarray(a), _wide(b) @ _wide(a), F32)
+
+
+def test_matmul_size_one_batch_dim_against_a_matrix():
+    # regression: a size-1 batch dimension on one side with none on the other was mapped to the
+    # missing side (a bad transpose permutation)
+    a = np.arange(6, dtype=np.float32).reshape(1, 3, 2)
+    b = np.arange(16, dtype=np.float32).reshape(2, 8)
+    np.testing.assert_allclose(np.asarray(jnp.matmul(a, b)), np.matmul(a, b))
+    np.testing.assert_allclose(np.asarray(jnp.matmul(b.T, a.transpose(0, 2, 1))), np.matmul(b.T, a.transpose(0, 2, 1)))
+    np.testing.assert_allclose(np.asarray(jnp.matmul(np.ones((1, 1, 3, 2), np.float32), np.ones((4, 2, 5), np.float32))),
+                               np.matmul(np.ones((1, 1, 3, 2)), np.ones((4, 2, 5))))

@@ -124,6 +124,11 @@ def test_out_of_range_axis_names_the_argument():
         core.vmap(f2, in_axes=(0, 2))(rand(3), rand(3))
 
 
+def test_out_of_range_out_axes():
+    with pytest.raises(ValueError, match=r"out_axes=3 is out of range for an output of rank 1 per example"):
+        core.vmap(lambda v: v, out_axes=3)(rand(2, 4))
+
+
 def test_bad_axis_spec_type():
     with pytest.raises(TypeError, match=r"in_axes must be an int, None, or .*got 'a'"):
         core.vmap(f2, in_axes=("a", 0))

@@ -330,6 +330,67 @@ def build(name):
 
         return body, lambda: matvec(w, xs)
 
+    if name in ("mlp_adam_step", "convnet_step"):
+        import jax
+        from jax.example_libraries import optimizers, stax
+
+        x, y = jnp.asarray(inputs[0]), jnp.asarray(inputs[1])
+        if name == "mlp_adam_step":
+            init_fun, apply_fun = stax.serial(
+                stax.Dense(W.TRAIN_HIDDEN), stax.Relu, stax.Dense(W.TRAIN_HIDDEN), stax.Relu,
+                stax.Dense(W.TRAIN_CLASSES))
+
+            def loss(params, batch):
+                # softmax cross-entropy with integer labels (jax has no library one)
+                xb, yb = batch
+                logp = jax.nn.log_softmax(apply_fun(params, xb))
+                return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
+        else:
+            init_fun, apply_fun = stax.serial(
+                stax.Conv(W.CONV_CH[0], (3, 3), padding="SAME"), stax.Relu,
+                stax.Conv(W.CONV_CH[1], (3, 3), padding="SAME"), stax.Relu,
+                stax.MaxPool((2, 2)), stax.Flatten, stax.Dense(W.CONV_DENSE), stax.Relu,
+                stax.Dense(W.TRAIN_CLASSES), stax.LogSoftmax)
+
+            def loss(params, batch):
+                xb, yb = batch
+                logp = apply_fun(params, xb)
+                return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
+
+        # stax's own init gives the parameter tree; its leaves are then replaced
+        # by the shared NumPy draw (same shapes, checked): identical parameters.
+        _, init_params = init_fun(jax.random.PRNGKey(0), (-1, *inputs[0].shape[1:]))
+        leaves, tree = jax.tree_util.tree_flatten(init_params)
+        shapes = [tuple(a.shape) for a in leaves]
+        if shapes != [a.shape for a in inputs[2:]]:
+            raise RuntimeError(f"{name}: stax's parameter shapes {shapes} differ from the "
+                               f"shared ones {[a.shape for a in inputs[2:]]}")
+        params0 = jax.tree_util.tree_unflatten(tree, [jnp.asarray(a) for a in inputs[2:]])
+        opt_init, opt_update, get_params = optimizers.adam(W.TRAIN_LR)
+
+        @jax.jit
+        def train_step(i, opt_state, batch):
+            value, grads = jax.value_and_grad(loss)(get_params(opt_state), batch)
+            return opt_update(i, grads, opt_state), value
+
+        state = [opt_init(params0), 0]
+        jax.block_until_ready((x, y, state[0]))
+
+        def body(n):
+            opt_state, i = state
+            for _ in range(n):
+                opt_state, value = train_step(i, opt_state, (x, y))
+                i += 1
+            value.block_until_ready()
+            state[:] = [opt_state, i]
+
+        def result():
+            # The loss after one step from the shared initial parameters.
+            s1, _ = train_step(0, opt_init(params0), (x, y))
+            return train_step(1, s1, (x, y))[1]
+
+        return body, result
+
     raise KeyError(name)
 
 

@@ -326,6 +326,68 @@ def build(name):
 
         return body, lambda: matvec(w, xs)
 
+    if name in ("mlp_adam_step", "convnet_step"):
+        import nn
+        import optim
+        from core import random
+        from core.tree_util import tree_flatten, tree_unflatten
+
+        x, y = jnp.asarray(inputs[0]), jnp.asarray(inputs[1])
+        if name == "mlp_adam_step":
+            init_fun, apply_fun = nn.serial(
+                nn.Dense(W.TRAIN_HIDDEN), nn.Relu, nn.Dense(W.TRAIN_HIDDEN), nn.Relu,
+                nn.Dense(W.TRAIN_CLASSES))
+
+            def loss(params, batch):
+                xb, yb = batch
+                return nn.softmax_cross_entropy(apply_fun(params, xb), yb)
+        else:
+            init_fun, apply_fun = nn.serial(
+                nn.Conv(W.CONV_CH[0], (3, 3), padding="SAME"), nn.Relu,
+                nn.Conv(W.CONV_CH[1], (3, 3), padding="SAME"), nn.Relu,
+                nn.MaxPool((2, 2)), nn.Flatten, nn.Dense(W.CONV_DENSE), nn.Relu,
+                nn.Dense(W.TRAIN_CLASSES), nn.LogSoftmax)
+
+            def loss(params, batch):
+                xb, yb = batch
+                logp = apply_fun(params, xb)
+                return -jnp.mean(jnp.sum(logp * nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
+
+        # The layers' own init gives the parameter tree; its leaves are then
+        # replaced by the shared NumPy draw (same shapes, checked), so every
+        # peer starts from identical parameters.
+        _, init_params = init_fun(random.PRNGKey(0), (-1, *inputs[0].shape[1:]))
+        leaves, tree = tree_flatten(init_params)
+        shapes = [tuple(a.shape) for a in leaves]
+        if shapes != [a.shape for a in inputs[2:]]:
+            raise RuntimeError(f"{name}: nn's parameter shapes {shapes} differ from the "
+                               f"shared ones {[a.shape for a in inputs[2:]]}")
+        params0 = tree_unflatten(tree, [jnp.asarray(a) for a in inputs[2:]])
+        opt_init, opt_update, get_params = optim.adam(W.TRAIN_LR)
+
+        @core.jit
+        def train_step(i, opt_state, batch):
+            value, grads = core.value_and_grad(loss)(get_params(opt_state), batch)
+            return opt_update(i, grads, opt_state), value
+
+        state = [opt_init(params0), 0]
+        core.block_until_ready((x, y, state[0]))
+
+        def body(n):
+            opt_state, i = state
+            for _ in range(n):
+                opt_state, value = train_step(i, opt_state, (x, y))
+                i += 1
+            value.block_until_ready()
+            state[:] = [opt_state, i]
+
+        def result():
+            # The loss after one step from the shared initial parameters.
+            s1, _ = train_step(0, opt_init(params0), (x, y))
+            return train_step(1, s1, (x, y))[1]
+
+        return body, result
+
     raise KeyError(name)
 
 

@@ -150,6 +150,79 @@ def build(name):
 
         return body, result
 
+    if name in ("mlp_adam_step", "convnet_step"):
+        import numpy as np
+        import torch.nn.functional as F
+        from torch import nn
+
+        # Training needs autograd, switched off above for the eager workloads.
+        torch.set_grad_enabled(True)
+        x, y = inputs[0], torch.from_numpy(inputs[1].astype(np.int64))
+        if name == "mlp_adam_step":
+            x = torch.from_numpy(x)
+            w1, b1, w2, b2, w3, b3 = inputs[2:]
+            model = nn.Sequential(
+                nn.Linear(W.TRAIN_IN, W.TRAIN_HIDDEN), nn.ReLU(),
+                nn.Linear(W.TRAIN_HIDDEN, W.TRAIN_HIDDEN), nn.ReLU(),
+                nn.Linear(W.TRAIN_HIDDEN, W.TRAIN_CLASSES))
+            # The shared parameters are in stax's layout: Linear weights are (out, in).
+            shared = [w1.T, b1, w2.T, b2, w3.T, b3]
+
+            def loss_fn(out, yb):
+                return F.cross_entropy(out, yb)
+        else:
+            x = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))   # NHWC -> NCHW
+            k1, c1, k2, c2, w3, b3, w4, b4 = inputs[2:]
+            hw, ch = W.CONV_POOL_HW, W.CONV_CH[1]
+            model = nn.Sequential(
+                nn.Conv2d(1, W.CONV_CH[0], 3, padding="same"), nn.ReLU(),
+                nn.Conv2d(W.CONV_CH[0], ch, 3, padding="same"), nn.ReLU(),
+                nn.MaxPool2d(2, stride=1),   # stax's MaxPool((2, 2)) has stride 1
+                nn.Flatten(), nn.Linear(hw * hw * ch, W.CONV_DENSE), nn.ReLU(),
+                nn.Linear(W.CONV_DENSE, W.TRAIN_CLASSES), nn.LogSoftmax(dim=1))
+            # HWIO kernels -> OIHW; (1, 1, 1, C) biases -> (C,); the first Dense's
+            # rows from NHWC flattening order (h, w, c) to NCHW's (c, h, w).
+            w3_nchw = w3.reshape(hw, hw, ch, -1).transpose(2, 0, 1, 3).reshape(hw * hw * ch, -1)
+            shared = [k1.transpose(3, 2, 0, 1), c1.ravel(), k2.transpose(3, 2, 0, 1), c2.ravel(),
+                      w3_nchw.T, b3, w4.T, b4]
+
+            def loss_fn(out, yb):
+                return F.nll_loss(out, yb)
+
+        model_params = list(model.parameters())
+        if [tuple(p.shape) for p in model_params] != [a.shape for a in shared]:
+            raise RuntimeError(f"{name}: torch's parameter shapes differ from the shared ones")
+
+        def fresh():
+            with torch.no_grad():
+                for p, a in zip(model_params, shared):
+                    p.copy_(torch.from_numpy(np.ascontiguousarray(a)))
+            return torch.optim.Adam(model.parameters(), lr=W.TRAIN_LR)
+
+        def train_step(opt):
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        state = [fresh()]
+
+        def body(n):
+            opt = state[0]
+            for _ in range(n):
+                loss = train_step(opt)
+            return loss
+
+        def result():
+            # The loss after one step from the shared initial parameters
+            # (resets the model; called after the timing).
+            opt = fresh()
+            train_step(opt)
+            return train_step(opt).detach().numpy()
+
+        return body, result
+
     raise KeyError(name)
 
 

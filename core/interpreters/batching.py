@@ -74,8 +74,8 @@ def move_bdim(x, bdim, dst, size):
     counted from the end of the batched shape)."""
     ndim_out = _ndim(x) + (bdim is None)
     if not -ndim_out <= dst < ndim_out:
-        raise ValueError(f"vmap: out_axes {dst} is out of range for an output of rank {ndim_out} "
-                         f"(shape {_shape(x)} per batch).")
+        raise ValueError(f"vmap: out_axes={dst} is out of range for an output of rank {ndim_out - 1} per "
+                         f"example (the mapped axis makes it {ndim_out}).")
     dst %= ndim_out
     if bdim is None:
         return broadcast_batch(x, size, dst)

@@ -13,8 +13,8 @@ from .. import dtypes
 from ..avals import ShapedArray
 from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array
-from ._base import (INT_OR_BOOL, NUMBER, REAL, BOOL, FLOAT, aval_of, check_dtype_accepted, defjvp,
-                    defjvp2, deflinear, defnondiff, standard_primitive)
+from ._base import (INT_OR_BOOL, NUMBER, REAL, BOOL, FLOAT, aval_of, check_dtype_accepted, deflinear, defnondiff,
+                    standard_primitive)
 
 __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
            "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",

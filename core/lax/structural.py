@@ -13,8 +13,8 @@ from ..array import scalar_array
 from ..avals import ShapedArray
 from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array
-from ._base import (ANY, NUMBER, aval_of, check_dtype_accepted, defbilinear, defjvp, defjvp2, deflinear,
-                    defnondiff, defvectorized, same_dtypes_rule, standard_primitive, unbroadcast)
+from ._base import (ANY, NUMBER, aval_of, check_dtype_accepted, deflinear, defnondiff, defvectorized,
+                    same_dtypes_rule, standard_primitive)
 
 __all__ = ["convert_element_type", "broadcast_in_dim", "reshape", "broadcast", "broadcast_to_rank",
            "bitcast_convert_type", "iota", "broadcasted_iota", "squeeze", "expand_dims", "transpose", "rev",

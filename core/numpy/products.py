@@ -151,7 +151,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         if da is not None and db is not None and da == db:
             origin.append(("pair", len(pairs)))
             pairs.append((ai, bi))
-        elif da is None or (da == 1 and db != 1):
+        elif da is None or (db is not None and da == 1 and db != 1):
             if da is not None:
                 a_squeeze.append(ai)
             origin.append(("b", len(b_free)))

@@ -1,0 +1,107 @@
+"""The optimizer contract (mirrors `jax.example_libraries.optimizers`, so a program ports by
+changing its imports).
+
+An optimizer is an `Optimizer(init_fn, update_fn, params_fn)`, a NamedTuple that unpacks like the
+tuple `(init, update, get_params)`:
+
+    opt_state = init_fn(params)                  # params: any pytree of arrays
+    opt_state = update_fn(step, grads, opt_state)  # grads: the same tree structure as params
+    params = params_fn(opt_state)                # get_params(init_fn(p)) == p
+
+`step` is the integer step count (0 for the first update); it feeds step-size schedules. The
+state is an `OptimizerState`, a pytree whose leaves are arrays only (so it passes through `jit`,
+`pmap` and checkpoints); its structure never changes from one update to the next.
+
+Optimizers are written for ONE array and lifted to pytrees by the `@optimizer` decorator: the
+decorated function returns `(init, update, get_params)` acting on a single array and its state
+(any pytree of arrays, e.g. a NamedTuple with named fields), and the decorator applies them leaf
+by leaf. Mismatched gradient trees and state structures are errors (RELIABILITY.md F23, F24).
+"""
+import functools
+from collections import namedtuple
+
+from core import tree_util
+from core.tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["Optimizer", "OptimizerState", "optimizer"]
+
+Optimizer = namedtuple("Optimizer", ["init_fn", "update_fn", "params_fn"])
+
+
+class OptimizerState(namedtuple("OptimizerState", ["packed_state", "tree_def", "subtree_defs"])):
+    """The state of an optimizer over a parameter tree: for each parameter leaf, the flat leaves of
+    its per-array state (`packed_state`), the parameter tree's structure (`tree_def`) and each
+    per-array state's structure (`subtree_defs`). Only `packed_state` holds arrays (pytree children);
+    the structures are static data."""
+    __slots__ = ()
+
+
+tree_util.register_pytree_node(
+    OptimizerState,
+    lambda s: ((s.packed_state,), (s.tree_def, s.subtree_defs)),
+    lambda aux, children: OptimizerState(children[0], *aux))
+
+
+def optimizer(opt_maker):
+    """Lift an optimizer written for one array to one over pytrees of arrays.
+
+    `opt_maker(*args, **kwargs)` returns `(init, update, get_params)` for a single array: `init(x)`
+    gives its state, `update(step, g, state)` the next state, `get_params(state)` the array. The
+    decorated maker returns an `Optimizer` over any parameter pytree.
+
+    Example:
+        >>> @optimizer
+        ... def plain_sgd(step_size):
+        ...     return (lambda x: x, lambda i, g, x: x - step_size * g, lambda x: x)
+        >>> init, update, get_params = plain_sgd(0.1)
+    """
+    @functools.wraps(opt_maker)
+    def tree_opt_maker(*args, **kwargs):
+        init, update, get_params = opt_maker(*args, **kwargs)
+
+        @functools.wraps(init)
+        def tree_init(x0_tree):
+            x0_flat, tree = tree_flatten(x0_tree)
+            states = [init(x0) for x0 in x0_flat]
+            packed, subtrees = _flatten_each(states)
+            return OptimizerState(packed, tree, subtrees)
+
+        @functools.wraps(update)
+        def tree_update(i, grad_tree, opt_state):
+            packed, tree, subtrees = opt_state
+            grad_flat, grad_tree_def = tree_flatten(grad_tree)
+            if grad_tree_def != tree:
+                raise TypeError(
+                    "optimizer update function was passed a gradient tree that did not match the parameter tree "
+                    f"structure with which it was initialized: parameter tree {tree} and grad tree "
+                    f"{grad_tree_def}. Pass the gradient of the loss with respect to exactly the parameters "
+                    "given to init_fn.")
+            states = [tree_unflatten(s, leaves) for s, leaves in zip(subtrees, packed)]
+            new_states = [update(i, g, state) for g, state in zip(grad_flat, states)]
+            new_packed, new_subtrees = _flatten_each(new_states)
+            for old, new in zip(subtrees, new_subtrees):
+                if old != new:
+                    raise TypeError(
+                        "optimizer update function produced an output structure that did not match its input "
+                        f"structure: input {old} and output {new}. A per-array update must return its state "
+                        "in the same structure init created.")
+            return OptimizerState(new_packed, tree, subtrees)
+
+        @functools.wraps(get_params)
+        def tree_get_params(opt_state):
+            packed, tree, subtrees = opt_state
+            states = [tree_unflatten(s, leaves) for s, leaves in zip(subtrees, packed)]
+            return tree_unflatten(tree, [get_params(s) for s in states])
+
+        return Optimizer(tree_init, tree_update, tree_get_params)
+
+    return tree_opt_maker
+
+
+def _flatten_each(states):
+    packed, subtrees = [], []
+    for s in states:
+        leaves, sub = tree_flatten(s)
+        packed.append(leaves)
+        subtrees.append(sub)
+    return packed, tuple(subtrees)  # the structures are static (hashable) data of the state
