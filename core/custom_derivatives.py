@@ -23,7 +23,7 @@ from .interpreters import ad, batching, lowering
 from .interpreters.evaluation import eval_jaxpr
 from .interpreters.staging import trace_to_jaxpr
 from .ir import consts_as_args
-from .trace import EvalTrace, Primitive, Tracer, current_trace, set_current_trace
+from .trace import EvalTrace, Primitive, Tracer, current_trace
 from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["custom_jvp", "custom_vjp", "closure_convert"]
@@ -252,27 +252,6 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts):
 # wrapped so that it runs vmapped over the same inputs (`_BatchedJvpRule`), its outputs at 0 too:
 # whichever order vmap and differentiation come in, the user's rule is the one differentiated.
 
-def _vmap_rule(fun, vals, dims, axis, fun_name, force):
-    """Run `fun(*flat values) -> flat outputs` vmapped along `axis` on the current trace (a user rule
-    seen whole-batch). `force(n)` gives per output 0 (batch axis moved there, broadcast if
-    unbatched) or None (left as it comes out). Returns `(outputs, their batch dims)`."""
-    trace = batching.BatchTrace(current_trace(), axis, fun_name)
-    ins = [trace.new(v, d) for v, d in zip(vals, dims, strict=True)]
-    try:
-        with set_current_trace(trace), batching.binding_axis(axis):
-            outs = fun(*ins)
-        results, out_dims = [], []
-        for o, dst in zip(outs, force(len(outs)), strict=True):
-            v, d = trace.lift(o)
-            if dst is not None:
-                v, d = batching.move_bdim(v, d, dst, axis.size), dst
-            results.append(v)
-            out_dims.append(d)
-    finally:
-        trace.alive = False
-    return results, out_dims
-
-
 def _all_at_front(n):
     return [0] * n
 
@@ -323,8 +302,9 @@ class _BatchedJvpRule:
             zero_mask[:] = [type(t) is ad.Zero for t in t_out]
             return list(p_out) + [t for t in t_out if type(t) is not ad.Zero]
 
-        outs, _ = _vmap_rule(per_example, [*primals, *[t for t, _ in t_pairs]],
-                             [*self.in_dims, *[d for _, d in t_pairs]], self.axis, _name(self.f.fun), _all_at_front)
+        outs, _ = batching.batch_fun(per_example, [*primals, *[t for t, _ in t_pairs]],
+                                     [*self.in_dims, *[d for _, d in t_pairs]], self.axis, _all_at_front,
+                                     _name(self.f.fun))
         p_out, rest = outs[:len(zero_mask)], iter(outs[len(zero_mask):])
         t_out = [ad.Zero(ad.tangent_aval(_aval(p))) if z else next(rest) for p, z in zip(p_out, zero_mask)]
         return p_out, t_out
@@ -502,8 +482,8 @@ class _BatchedVjpRule:
         def placement(n):
             return [0] * n_out[0] + [None] * (n - n_out[0])
 
-        outs, dims = _vmap_rule(per_example, list(primals), list(self.in_dims), self.axis, _name(self.f.fun),
-                                placement)
+        outs, dims = batching.batch_fun(per_example, list(primals), list(self.in_dims), self.axis, placement,
+                                        _name(self.f.fun))
         self.res_dims = dims[n_out[0]:]
         return outs[:n_out[0]], outs[n_out[0]:]
 
@@ -518,8 +498,9 @@ class _BatchedVjpRule:
             none_mask[:] = [c is None for c in in_cts]
             return [c for c in in_cts if c is not None]
 
-        outs, _ = _vmap_rule(per_example, [*res_flat, *[c for c, _ in ct_pairs]],
-                             [*self.res_dims, *[d for _, d in ct_pairs]], self.axis, _name(self.f.fun), _all_at_front)
+        outs, _ = batching.batch_fun(per_example, [*res_flat, *[c for c, _ in ct_pairs]],
+                                     [*self.res_dims, *[d for _, d in ct_pairs]], self.axis, _all_at_front,
+                                     _name(self.f.fun))
         it = iter(outs)
         results = []
         for is_none, d in zip(none_mask, self.in_dims, strict=True):

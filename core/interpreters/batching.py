@@ -31,7 +31,7 @@ from .evaluation import eval_jaxpr
 from .staging import check_leaks
 
 __all__ = ["BatchTrace", "BatchTracer", "AxisData", "batching_rules", "axis_batching_rules", "not_mapped",
-           "moveaxis", "bdim_at_front", "move_bdim", "broadcast_batch", "vmap_flat", "batch_jaxpr",
+           "moveaxis", "bdim_at_front", "move_bdim", "broadcast_batch", "vmap_flat", "batch_fun", "batch_jaxpr",
            "bound_axis_names", "bound_axis", "binding_axis", "axis_env_key", "jaxpr_uses_axis"]
 
 not_mapped = None
@@ -332,6 +332,30 @@ def vmap_flat(fun, vals, in_dims, out_dims, axis_size, axis_name=None, fun_name=
     return results
 
 
+def batch_fun(fun, vals, in_dims, axis, out_dims, fun_name="<fun>"):
+    """Run `fun(*flat values) -> flat outputs` batched along `axis` on the current trace, inputs
+    batched along `in_dims`. `out_dims` (a list, or a callable given the number of outputs) places
+    each output's batch axis (None: where it comes out, None if unbatched). Returns
+    `(outputs, their batch dims)`. Shared by `batch_jaxpr` and the batched custom-derivative rules."""
+    trace = BatchTrace(current_trace(), axis, fun_name)
+    ins = [trace.new(v, d) for v, d in zip(vals, in_dims, strict=True)]
+    try:
+        with set_current_trace(trace), binding_axis(axis):
+            outs = fun(*ins)
+        if callable(out_dims):
+            out_dims = out_dims(len(outs))
+        results, dims = [], []
+        for o, dst in zip(outs, out_dims, strict=True):
+            v, d = trace.lift(o)
+            if dst is not None:
+                v, d = move_bdim(v, d, dst, axis.size), dst
+            results.append(v)
+            dims.append(d)
+    finally:
+        trace.alive = False
+    return results, dims
+
+
 _batch_jaxpr_cache = weakref.WeakKeyDictionary()
 
 
@@ -347,21 +371,10 @@ def batch_jaxpr(closed, axis, in_dims, out_dims):
     chosen = []
 
     def batched(*args):
-        trace = BatchTrace(current_trace(), axis, "batched program")
-        ins = [trace.new(v, d) for v, d in zip(args, in_dims, strict=True)]
-        try:
-            with set_current_trace(trace), binding_axis(axis):
-                outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
-            results = []
-            for o, dst in zip(outs, out_dims, strict=True):
-                v, d = trace.lift(o)
-                if dst is not None:
-                    v, d = move_bdim(v, d, dst, axis.size), dst
-                results.append(v)
-                chosen.append(d)
-        finally:
-            trace.alive = False
-        return results
+        outs, dims = batch_fun(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), args, in_dims, axis,
+                               out_dims, "batched program")
+        chosen[:] = dims
+        return outs
 
     in_avals = []
     for a, d in zip(closed.in_avals, in_dims, strict=True):
