@@ -18,6 +18,9 @@ from .api import jit, make_jaxpr, eval_shape, disable_jit, named_call, xla_compu
 from .autodiff import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, hessian,  # noqa: F401
                        linear_transpose)
 from .batching_api import vmap  # noqa: F401
+from .pmap import pmap  # noqa: F401
+from .sharded import (ShardedArray, device_put_sharded, device_put_replicated, replicate,  # noqa: F401
+                      unreplicate)
 from .custom_derivatives import custom_jvp, custom_vjp, closure_convert  # noqa: F401
 from .ad_checkpoint import checkpoint, remat, checkpoint_policies, checkpoint_name  # noqa: F401
 from . import debugging as debug  # noqa: F401

@@ -69,15 +69,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
     return batched
 
 
-def _check_axes_spec(spec, what):
+def _check_axes_spec(spec, what, transform="vmap"):
     leaves, _ = tree_flatten(spec, is_leaf=lambda x: x is None)
     for ax in leaves:
         if ax is not None and (not isinstance(ax, (int, np.integer)) or isinstance(ax, bool)):
-            raise TypeError(f"vmap {what} must be an int, None, or (nested) container with those types as "
+            raise TypeError(f"{transform} {what} must be an int, None, or (nested) container with those types as "
                             f"leaves, but got {ax!r} of type {type(ax).__name__}.")
 
 
-def _broadcast_prefix(prefix, tree, what, fun_name):
+def _broadcast_prefix(prefix, tree, what, fun_name, transform="vmap"):
     """One axis per leaf of `tree`, from `prefix`, a pytree prefix of it (None counts as a leaf)."""
     prefix_def = tree_structure(prefix, is_leaf=lambda x: x is None)
     prefix_leaves = tree_flatten(prefix, is_leaf=lambda x: x is None)[0]
@@ -85,7 +85,7 @@ def _broadcast_prefix(prefix, tree, what, fun_name):
         subtrees = prefix_def.flatten_up_to(tree)
     except (ValueError, TypeError) as e:
         raise ValueError(
-            f"vmap {what} specification must be a tree prefix of the corresponding value, got specification "
+            f"{transform} {what} specification must be a tree prefix of the corresponding value, got specification "
             f"{prefix!r} for value tree {tree!r} (mapping {fun_name}). {e}") from None
     out = []
     for ax, sub in zip(prefix_leaves, subtrees, strict=True):
@@ -128,23 +128,23 @@ def _leaf_description(i, in_tree, fun):
     return f"argument {name}{keystr(rest)}"
 
 
-def _normalize_axis(ax, x, i, in_tree, fun):
+def _normalize_axis(ax, x, i, in_tree, fun, transform="vmap"):
     if ax is None:
         return None
     ndim = x.ndim
     if not -ndim <= ax < ndim:
         raise ValueError(
-            f"vmap was requested to map its {_leaf_description(i, in_tree, fun)} along axis {ax}, which "
+            f"{transform} was requested to map its {_leaf_description(i, in_tree, fun)} along axis {ax}, which "
             f"implies that its rank should be at least {max(ax + 1, -ax)}, but is only {ndim} (its shape is "
             f"{tuple(x.shape)}).")
     return int(ax) % ndim
 
 
-def _mapped_size(leaves, axes, in_tree, axis_size, fun):
+def _mapped_size(leaves, axes, in_tree, axis_size, fun, transform="vmap"):
     sizes = [(i, x.shape[ax]) for i, (x, ax) in enumerate(zip(leaves, axes)) if ax is not None]
     if not sizes:
         if axis_size is None:
-            raise ValueError("vmap must have at least one non-None value in in_axes (or be given axis_size).")
+            raise ValueError(f"{transform} must have at least one non-None value in in_axes (or be given axis_size).")
         return int(axis_size)
     distinct = {s for _, s in sizes}
     if axis_size is not None:
@@ -165,4 +165,4 @@ def _mapped_size(leaves, axes, in_tree, axis_size, fun):
             lines.append(f"  * some axes ({len(members)} of them) had size {s}, e.g. {what};")
     if axis_size is not None:
         lines.append(f"  * axis_size was given as {axis_size};")
-    raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines))
+    raise ValueError(f"{transform} got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines))

@@ -86,15 +86,18 @@ def _compile_primitive(prim, avals, params, device):
     return exe, out_avals
 
 
-def lower_to_module(name, in_avals, out_avals, emit, donated=None):
+def lower_to_module(name, in_avals, out_avals, emit, donated=None, num_replicas=None, axis_env=None):
     """The StableHLO text of a module whose `main(in_avals)` is emitted by `emit(builder)` (which
     returns the output values), and the Python host callbacks its lowering rules registered.
 
     `donated` (a bool per input, or None) marks inputs whose buffers the program may reuse: each
     is aliased to an output of the same type (`tf.aliasing_output`, what XLA's input/output
     aliasing reads); a donated input no output can take is reported in a warning and not donated.
+    `num_replicas` makes it a replicated module (pmap) whose replicas span the named axes `axis_env`.
     """
-    m = lowering.ModuleBuilder(re.sub(r"[^A-Za-z0-9_]", "_", name))
+    attributes = {"mhlo.num_replicas": f"{num_replicas} : i32", "mhlo.num_partitions": "1 : i32"} \
+        if num_replicas else None
+    m = lowering.ModuleBuilder(re.sub(r"[^A-Za-z0-9_]", "_", name), attributes, axis_env)
     f = m.func("main", in_avals)
     f.ret(emit(f))
     text = m.text()

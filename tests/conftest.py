@@ -5,6 +5,9 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# eight CPU devices (RELIABILITY.md N9), so pmap is tested on 1, 2, 4 and 8 of them (a pmap over k
+# slices uses the first k); everything else runs on the first, the default device
+os.environ.setdefault("PURENN_NUM_CPU_DEVICES", "8")
 
 import core  # noqa: E402
 from core import test_util  # noqa: E402

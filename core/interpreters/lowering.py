@@ -86,9 +86,11 @@ def dense_elements(value, dtype, shape):
 class ModuleBuilder:
     """Collects the functions of one module and hands out module-unique value names."""
 
-    def __init__(self, name="purenn", attributes=None):
+    def __init__(self, name="purenn", attributes=None, axis_env=None):
         self.name = name
         self.attributes = attributes or {}
+        # the named axes the module's replicas span: {name: size} (pmap); collectives lower over it
+        self.axis_env = axis_env or {}
         self.functions = []
         self._counter = itertools.count()
         self.types = {}

@@ -1,22 +1,31 @@
-"""Collectives over named axes: `psum`, `pmean`, `pmax`, `pmin`, `all_gather`, `axis_index`.
+"""Collectives over named axes: `psum`, `pmean`, `pmax`, `pmin`, `all_gather`, `psum_scatter`,
+`all_to_all`, `ppermute`, `axis_index`, `axis_size`.
 
 A collective combines a value across the examples of a named mapped axis: the axis a
-`vmap(..., axis_name=name)` (or, with issue 6, a `pmap`) binds. Under vmap the examples are the
-lanes of one batched array, so each collective's batching rule is a reduction or a reshaping of
-the batch axis; the same code then runs under pmap, where the lanes are devices. A collective
-naming an axis that nothing binds is an error that lists the names that are bound.
+`vmap(..., axis_name=name)` or a `pmap(..., axis_name=name)` binds. Under vmap the examples are the
+lanes of one batched array, so each collective's batching rule is a reduction, a reshaping or a
+gather of the batch axis. Under pmap the examples are devices: the body is lowered to one
+replicated module (`mhlo.num_replicas = size`, replica id = axis index) whose builder carries
+`axis_env = {axis_name: size}`, and each collective lowers to the cross-replica StableHLO op
+(`all_reduce`, `all_gather`, `reduce_scatter`, `all_to_all`, `collective_permute`, `replica_id`)
+over the one replica group of every device. A collective naming an axis that nothing binds is an
+error that lists the names that are bound; one lowered outside a pmap that binds its axis is a
+NameError too. `axis_index_groups` (collectives over subgroups of an axis) is not supported.
 """
 import numpy as np
 
 from .. import dtypes
+from ..avals import ShapedArray
 from ..interpreters import ad, batching, lowering
 from ..tree_util import tree_flatten, tree_unflatten
-from ._base import aval_of, defnondiff, standard_primitive
+from ._base import aval_of, deflinear, defnondiff, standard_primitive
 from .elementwise import div, eq, mul, select_n
 from .reductions import reduce_max, reduce_min, reduce_sum
-from .structural import dynamic_slice_in_dim, full_like, iota, reshape
+from .slicing import index_take
+from .structural import broadcast_in_dim, convert_element_type, expand_dims, full_like, iota, reshape, squeeze
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size"]
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all", "ppermute", "axis_index",
+           "axis_size"]
 
 
 def _names(axis_name):
@@ -30,6 +39,20 @@ def _names(axis_name):
                             f"unbound axis name: {n!r}. No vmap or pmap with an axis_name encloses this "
                             "collective; wrap the function in vmap(..., axis_name=...) or pmap.")
     return tuple(names)
+
+
+def _one_name(op, axis_name):
+    names = _names(axis_name)
+    if len(names) != 1:
+        raise NotImplementedError(f"{op} over several axis names at once is not supported; apply it over one "
+                                  "name at a time.")
+    return names
+
+
+def _no_groups(op, axis_index_groups):
+    if axis_index_groups is not None:
+        raise NotImplementedError(f"{op}: axis_index_groups is not supported (only axis_index_groups=None, the "
+                                  "whole axis as one group).")
 
 
 def _tree_collective(prim, x, names, **params):
@@ -49,10 +72,47 @@ def axis_size(axis_name):
     return size
 
 
-def _unbound_lowering(name):
-    def rule(ctx, *args, axis_name, **params):
-        raise NameError(f"{name} over axis {axis_name} cannot be compiled: the axis is not bound by a vmap "
-                        "or pmap around this program (it was traced inside one, then run outside it).")
+# ----- lowering for pmap -------------------------------------------------------------------------------
+# pmap lowers its body into one replicated module whose builder has `axis_env = {name: size}`; the
+# replica id is the axis index, so every collective runs over the single group of all replicas.
+
+def _unbound_error(op, axis_name):
+    return NameError(f"{op} over axis {axis_name} cannot be compiled: the axis is not bound by a vmap or pmap "
+                     "around this program (it was traced inside one, then run outside it).")
+
+
+def _axis_env_size(ctx, axis_name):
+    """The replica count of the pmap axis `axis_name` (a tuple of names) in the module being lowered."""
+    env = getattr(ctx.b.module, "axis_env", None) or {}
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not names or any(n not in env for n in names) or len(set(names)) != 1:
+        raise _unbound_error(ctx.primitive.name, axis_name)
+    return env[names[0]]
+
+
+def _replica_groups(ctx, axis_name):
+    """The `replica_groups` attribute text: one group holding every replica of the pmap axis."""
+    size = _axis_env_size(ctx, axis_name)
+    return f"dense<[[{', '.join(map(str, range(size)))}]]> : tensor<1x{size}xi64>"
+
+
+def _scalar_region(ctx, dtype, hlo_op):
+    scalar = ShapedArray((), dtype)
+    return ctx.b.region([scalar, scalar], lambda b, x, y: b.op(hlo_op, [x, y], [scalar]))
+
+
+def _reducer_op(kind, dtype):
+    if dtype == dtypes.bool_:
+        return {"sum": "stablehlo.or", "max": "stablehlo.or", "min": "stablehlo.and"}[kind]
+    return {"sum": "stablehlo.add", "max": "stablehlo.maximum", "min": "stablehlo.minimum"}[kind]
+
+
+def _all_reduce_lowering(kind):
+    def rule(ctx, x, *, axis_name):
+        aval = ctx.avals_in[0]
+        groups = _replica_groups(ctx, axis_name)
+        region = _scalar_region(ctx, aval.dtype, _reducer_op(kind, aval.dtype))
+        return ctx.b.op("stablehlo.all_reduce", [x], [ctx.avals_out[0]], {"replica_groups": groups}, [region])
     return rule
 
 
@@ -62,13 +122,17 @@ def psum(x, axis_name):
     """The sum of `x` over every example of the named axis (a pytree of arrays works leafwise).
 
     Example: `vmap(lambda v: v / lax.psum(v, "i"), axis_name="i")(jnp.array([1., 3.]))` is
-    `[0.25, 0.75]`.
+    `[0.25, 0.75]`. Booleans are counted: their psum is int32, as in JAX.
     """
-    return _tree_collective(psum_p, x, _names(axis_name))
+    names = _names(axis_name)
+    leaves, tree = tree_flatten(x)
+    leaves = [convert_element_type(leaf, dtypes.int32) if aval_of(leaf).dtype == dtypes.bool_ else leaf
+              for leaf in leaves]
+    return tree_unflatten(tree, [psum_p.bind(leaf, axis_name=names) for leaf in leaves])
 
 
 psum_p = standard_primitive("psum", lambda x, **_: x.shape, lambda x, **_: x.dtype)
-lowering.register(psum_p, _unbound_lowering("psum"))
+lowering.register(psum_p, _all_reduce_lowering("sum"))
 
 
 def _psum_batch(axis, vals, dims, *, axis_name):
@@ -126,9 +190,9 @@ def pmin(x, axis_name):
     return _tree_collective(pmin_p, x, _names(axis_name))
 
 
-def _extremum(name, reducer):
+def _extremum(name, reducer, kind):
     prim = standard_primitive(name, lambda x, **_: x.shape, lambda x, **_: x.dtype)
-    lowering.register(prim, _unbound_lowering(name))
+    lowering.register(prim, _all_reduce_lowering(kind))
 
     def batch(axis, vals, dims, *, axis_name):
         (x,), (d,) = vals, dims
@@ -153,8 +217,8 @@ def _extremum(name, reducer):
     return prim
 
 
-pmax_p = _extremum("pmax", reduce_max)
-pmin_p = _extremum("pmin", reduce_min)
+pmax_p = _extremum("pmax", reduce_max, "max")
+pmin_p = _extremum("pmin", reduce_min, "min")
 
 
 # ----- all_gather ------------------------------------------------------------------------------------
@@ -166,10 +230,7 @@ def all_gather(x, axis_name, *, axis=0, tiled=False):
     Example: `vmap(lambda v: lax.all_gather(v, "i"), axis_name="i")(jnp.array([1., 3.]))` is
     `[[1., 3.], [1., 3.]]`.
     """
-    names = _names(axis_name)
-    if len(names) != 1:
-        raise NotImplementedError("all_gather over several axis names at once is not supported; gather over "
-                                  "one name at a time.")
+    names = _one_name("all_gather", axis_name)
     leaves, tree = tree_flatten(x)
     outs = []
     for leaf in leaves:
@@ -192,8 +253,20 @@ def _all_gather_shape(x, *, axis_name, axis, tiled, axis_size):
     return tuple(shape)
 
 
+def _all_gather_lowering(ctx, x, *, axis_name, axis, tiled, axis_size):
+    groups = _replica_groups(ctx, axis_name)
+    aval = ctx.avals_in[0]
+    if not tiled:  # gather along a new size-1 axis
+        shape = list(aval.shape)
+        shape.insert(axis, 1)
+        aval = aval.update(shape=tuple(shape))
+        x = ctx.b.op("stablehlo.reshape", [x], [aval])
+    return ctx.b.op("stablehlo.all_gather", [x], [ctx.avals_out[0]],
+                    {"all_gather_dim": f"{axis} : i64", "replica_groups": groups})
+
+
 all_gather_p = standard_primitive("all_gather", _all_gather_shape, lambda x, **_: x.dtype)
-lowering.register(all_gather_p, _unbound_lowering("all_gather"))
+lowering.register(all_gather_p, _all_gather_lowering)
 
 
 def _all_gather_batch(mapped, vals, dims, **params):
@@ -213,24 +286,271 @@ def _all_gather_batch(mapped, vals, dims, **params):
 batching.axis_batching_rules[all_gather_p] = _all_gather_batch
 
 
-def _all_gather_jvp(primals, tangents, **params):
-    (x,), (t,) = primals, tangents
-    return all_gather_p.bind(x, **params), all_gather_p.bind(ad.instantiate_zeros(t), **params)
-
-
+# example i's input reached every example's output at slot i: sum the cotangents over the
+# examples and keep slot i, which is psum_scatter
 def _all_gather_transpose(ct, x, *, axis_name, axis, tiled, axis_size):
-    # example i's input reached every example's output at slot i: sum the cotangents, take slot i
-    total = psum_p.bind(ct, axis_name=axis_name)
-    index = axis_index_p.bind(axis_name=axis_name)
+    return [psum_scatter_p.bind(ct, axis_name=axis_name, scatter_dimension=axis, tiled=tiled, axis_size=axis_size)]
+
+
+deflinear(all_gather_p, _all_gather_transpose)
+
+
+# ----- psum_scatter --------------------------------------------------------------------------------------
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """The psum of `x`, of which example i keeps only part i along `scatter_dimension`: slice i of
+    that dimension (it must have the axis size; the dimension is removed), or with `tiled` the i-th
+    of axis-size equal blocks (the size must be divisible by the axis size). `all_gather` of the
+    result is `psum(x)`; booleans are counted (int32). `axis_index_groups` must be None (subgroups
+    are not supported).
+
+    Example: `vmap(lambda v: lax.psum_scatter(v, "i"), axis_name="i")(jnp.array([[1., 2.], [3., 4.]]))`
+    is `[4., 6.]`.
+    """
+    names = _one_name("psum_scatter", axis_name)
+    _no_groups("psum_scatter", axis_index_groups)
+    size = batching.bound_axis(names[0]).size
+    leaves, tree = tree_flatten(x)
+    outs = []
+    for leaf in leaves:
+        shape = aval_of(leaf).shape
+        if not -len(shape) <= scatter_dimension < len(shape):
+            raise ValueError(f"psum_scatter: scatter_dimension {scatter_dimension} is out of range for an operand "
+                             f"of shape {shape}.")
+        dim = scatter_dimension % len(shape)
+        if not tiled and shape[dim] != size:
+            raise ValueError(f"psum_scatter requires the size of scatter_dimension {dim} of the operand (shape "
+                             f"{shape}) to equal the size of axis {names[0]!r}, {size}; or pass tiled=True to "
+                             "scatter blocks of a dimension divisible by it.")
+        if tiled and shape[dim] % size:
+            raise ValueError(f"psum_scatter with tiled=True requires the size of scatter_dimension {dim} of the "
+                             f"operand (shape {shape}) to be divisible by the size of axis {names[0]!r}, {size}.")
+        if aval_of(leaf).dtype == dtypes.bool_:  # counted, as psum does
+            leaf = convert_element_type(leaf, dtypes.int32)
+        outs.append(psum_scatter_p.bind(leaf, axis_name=names, scatter_dimension=dim, tiled=bool(tiled),
+                                        axis_size=size))
+    return tree_unflatten(tree, outs)
+
+
+def _psum_scatter_shape(x, *, axis_name, scatter_dimension, tiled, axis_size):
+    shape = list(x.shape)
     if tiled:
-        size = x.aval.shape[axis]
-        return [dynamic_slice_in_dim(total, mul(index, size), size, axis)]
-    piece = dynamic_slice_in_dim(total, index, 1, axis)
-    return [reshape(piece, x.aval.shape)]
+        shape[scatter_dimension] //= axis_size
+    else:
+        del shape[scatter_dimension]
+    return tuple(shape)
 
 
-ad.jvp_rules[all_gather_p] = _all_gather_jvp
-ad.transpose_rules[all_gather_p] = _all_gather_transpose
+def _psum_scatter_lowering(ctx, x, *, axis_name, scatter_dimension, tiled, axis_size):
+    groups = _replica_groups(ctx, axis_name)
+    aval = ctx.avals_in[0]
+    shape = list(aval.shape)
+    shape[scatter_dimension] //= axis_size
+    region = _scalar_region(ctx, aval.dtype, _reducer_op("sum", aval.dtype))
+    out = ctx.b.op("stablehlo.reduce_scatter", [x], [aval.update(shape=tuple(shape))],
+                   {"scatter_dimension": f"{scatter_dimension} : i64", "replica_groups": groups}, [region])
+    if not tiled:  # drop the size-1 block dimension
+        out = ctx.b.op("stablehlo.reshape", [out], [ctx.avals_out[0]])
+    return out
+
+
+psum_scatter_p = standard_primitive("psum_scatter", _psum_scatter_shape, lambda x, **_: x.dtype)
+lowering.register(psum_scatter_p, _psum_scatter_lowering)
+
+
+def _psum_scatter_batch(mapped, vals, dims, *, axis_name, scatter_dimension, tiled, axis_size):
+    (x,), (d,) = vals, dims
+    if mapped.name not in axis_name:
+        x = batching.bdim_at_front(x, d, mapped.size)
+        return psum_scatter_p.bind(x, axis_name=axis_name, scatter_dimension=scatter_dimension + 1, tiled=tiled,
+                                   axis_size=axis_size), 0
+    # the total, with example i's part found at index i of the scatter dimension: that dimension
+    # (split into blocks when tiled) is the output's batch axis
+    total = mul(x, full_like(x, mapped.size)) if d is None else reduce_sum(x, (d,))
+    if tiled:
+        shape = list(aval_of(total).shape)
+        shape[scatter_dimension:scatter_dimension + 1] = [mapped.size, shape[scatter_dimension] // mapped.size]
+        total = reshape(total, tuple(shape))
+    return total, scatter_dimension
+
+
+batching.axis_batching_rules[psum_scatter_p] = _psum_scatter_batch
+
+
+# example j's part i of the input reached example i's output: its cotangent is gathered back
+def _psum_scatter_transpose(ct, x, *, axis_name, scatter_dimension, tiled, axis_size):
+    return [all_gather_p.bind(ct, axis_name=axis_name, axis=scatter_dimension, tiled=tiled, axis_size=axis_size)]
+
+
+deflinear(psum_scatter_p, _psum_scatter_transpose)
+
+
+# ----- all_to_all -----------------------------------------------------------------------------------------
+# The primitive has the tiled (StableHLO) meaning: split `split_axis` into axis-size blocks, send
+# block j to example j, concatenate the blocks received along `concat_axis` in example order. The
+# untiled form is that, on an operand given a size-1 axis, followed by a squeeze (as in JAX).
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Exchange parts of `x` between the examples of the named axis: example j receives part j of
+    every example's `x` along `split_axis`, stacked in example order along a new axis at
+    `concat_axis` of the result (the split axis, which must have the axis size, is removed). With
+    `tiled`, the parts are blocks of `split_axis` (its size divisible by the axis size) and they are
+    concatenated along the existing `concat_axis`. `axis_index_groups` must be None.
+
+    Example: with `xs = jnp.arange(4.).reshape(2, 2)`,
+    `vmap(lambda v: lax.all_to_all(v, "i", 0, 0), axis_name="i")(xs)` is `xs.T`.
+    """
+    names = _one_name("all_to_all", axis_name)
+    _no_groups("all_to_all", axis_index_groups)
+    size = batching.bound_axis(names[0]).size
+    leaves, tree = tree_flatten(x)
+    outs = []
+    for leaf in leaves:
+        shape = aval_of(leaf).shape
+        ndim = len(shape)
+        for what, a in (("split_axis", split_axis), ("concat_axis", concat_axis)):
+            if not -ndim <= a < ndim:
+                raise ValueError(f"all_to_all: {what} {a} is out of range for an operand of shape {shape}.")
+        split, concat = split_axis % ndim, concat_axis % ndim
+        if not tiled and shape[split] != size:
+            raise ValueError(f"all_to_all requires the size of split_axis {split} of the operand (shape {shape}) "
+                             f"to equal the size of axis {names[0]!r}, {size}; or pass tiled=True to split it "
+                             "into blocks.")
+        if tiled and shape[split] % size:
+            raise ValueError(f"all_to_all with tiled=True requires the size of split_axis {split} of the operand "
+                             f"(shape {shape}) to be divisible by the size of axis {names[0]!r}, {size}.")
+        if tiled or split == concat:
+            outs.append(all_to_all_p.bind(leaf, axis_name=names, split_axis=split, concat_axis=concat,
+                                          axis_size=size))
+            continue
+        # concat_axis is a position in the result, which lacks the split axis
+        if split < concat:
+            concat += 1
+        else:
+            split += 1
+        y = all_to_all_p.bind(expand_dims(leaf, (concat,)), axis_name=names, split_axis=split, concat_axis=concat,
+                              axis_size=size)
+        outs.append(squeeze(y, (split,)))
+    return tree_unflatten(tree, outs)
+
+
+def _all_to_all_shape(x, *, axis_name, split_axis, concat_axis, axis_size):
+    shape = list(x.shape)
+    shape[split_axis] //= axis_size
+    shape[concat_axis] *= axis_size
+    return tuple(shape)
+
+
+def _all_to_all_lowering(ctx, x, *, axis_name, split_axis, concat_axis, axis_size):
+    groups = _replica_groups(ctx, axis_name)
+    return ctx.b.op("stablehlo.all_to_all", [x], [ctx.avals_out[0]],
+                    {"split_dimension": f"{split_axis} : i64", "concat_dimension": f"{concat_axis} : i64",
+                     "split_count": f"{axis_size} : i64", "replica_groups": groups})
+
+
+all_to_all_p = standard_primitive("all_to_all", _all_to_all_shape, lambda x, **_: x.dtype)
+lowering.register(all_to_all_p, _all_to_all_lowering)
+
+
+def _all_to_all_batch(mapped, vals, dims, *, axis_name, split_axis, concat_axis, axis_size):
+    (x,), (d,) = vals, dims
+    x = batching.bdim_at_front(x, d, mapped.size)
+    if mapped.name not in axis_name:
+        return all_to_all_p.bind(x, axis_name=axis_name, split_axis=split_axis + 1, concat_axis=concat_axis + 1,
+                                 axis_size=axis_size), 0
+    # x[s, ..., (j, k) at split, ...]: example s's block j goes to example j, so j becomes the batch
+    # axis and s joins concat_axis as its major part
+    n = mapped.size
+    shape = list(aval_of(x).shape)
+    shape[1 + split_axis:2 + split_axis] = [n, shape[1 + split_axis] // n]
+    x = batching.moveaxis(reshape(x, tuple(shape)), 1 + split_axis, 0)  # [j, s, per-example dims with blocks k]
+    x = batching.moveaxis(x, 1, 1 + concat_axis)                      # [j, ..., s, concat dim, ...]
+    shape = list(aval_of(x).shape)
+    shape[1 + concat_axis:3 + concat_axis] = [shape[1 + concat_axis] * shape[2 + concat_axis]]
+    return reshape(x, tuple(shape)), 0
+
+
+batching.axis_batching_rules[all_to_all_p] = _all_to_all_batch
+
+
+# block j of example s's input became block s of example j's output: sending the cotangents back
+# is the all_to_all with the two axes' roles swapped
+def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_size):
+    return [all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis, concat_axis=split_axis,
+                              axis_size=axis_size)]
+
+
+deflinear(all_to_all_p, _all_to_all_transpose)
+
+
+# ----- ppermute -------------------------------------------------------------------------------------------
+
+def ppermute(x, axis_name, perm):
+    """Send `x` from example to example: `perm` is a sequence of `(source, destination)` index pairs
+    (each source and each destination at most once); example `destination` gets the `x` of example
+    `source`, and an example that no pair reaches gets zeros.
+
+    Example: a cyclic shift, `vmap(lambda v: lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)]),
+    axis_name="i")(jnp.array([1., 2., 3.]))` is `[3., 1., 2.]`.
+    """
+    names = _one_name("ppermute", axis_name)
+    size = batching.bound_axis(names[0]).size
+    try:
+        pairs = tuple((int(s), int(t)) for s, t in perm)
+    except (TypeError, ValueError):
+        raise TypeError(f"ppermute: perm must be a sequence of (source, destination) pairs of ints, got {perm!r}.") \
+            from None
+    sources, dests = [s for s, _ in pairs], [t for _, t in pairs]
+    if len(set(sources)) != len(sources) or len(set(dests)) != len(dests):
+        raise ValueError(f"ppermute: perm sources and destinations must be unique, got perm={pairs}.")
+    bad = [i for i in sources + dests if not 0 <= i < size]
+    if bad:
+        raise ValueError(f"ppermute: perm indices must be in range(0, {size}) (the size of axis {names[0]!r}), got "
+                         f"{bad[0]} in perm={pairs}.")
+    return _tree_collective(ppermute_p, x, names, perm=pairs)
+
+
+ppermute_p = standard_primitive("ppermute", lambda x, **_: x.shape, lambda x, **_: x.dtype)
+
+
+def _ppermute_lowering(ctx, x, *, axis_name, perm):
+    _replica_groups(ctx, axis_name)  # the axis must be this module's pmap axis
+    if not perm:
+        return lowering.full_like(ctx.b, 0, ctx.avals_out[0])
+    pairs = "[" + ", ".join(lowering.int_list(p) for p in perm) + "]"
+    return ctx.b.op("stablehlo.collective_permute", [x], [ctx.avals_out[0]],
+                    {"source_target_pairs": f"dense<{pairs}> : tensor<{len(perm)}x2xi64>"})
+
+
+lowering.register(ppermute_p, _ppermute_lowering)
+
+
+def _ppermute_batch(mapped, vals, dims, *, axis_name, perm):
+    (x,), (d,) = vals, dims
+    if mapped.name not in axis_name:
+        return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
+    n = mapped.size
+    x = batching.bdim_at_front(x, d, n)
+    source = np.zeros(n, np.int32)
+    reached = np.zeros(n, bool)
+    for s, t in perm:
+        source[t], reached[t] = s, True
+    out = index_take(x, (source,), (0,))
+    if not reached.all():
+        shape = aval_of(out).shape
+        out = select_n(broadcast_in_dim(reached, shape, (0,)), full_like(out, 0), out)
+    return out, 0
+
+
+batching.axis_batching_rules[ppermute_p] = _ppermute_batch
+
+
+# what went from s to t comes back from t to s
+def _ppermute_transpose(ct, x, *, axis_name, perm):
+    return [ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((t, s) for s, t in perm))]
+
+
+deflinear(ppermute_p, _ppermute_transpose)
 
 
 # ----- axis_index --------------------------------------------------------------------------------------
@@ -246,8 +566,14 @@ def axis_index(axis_name):
     return axis_index_p.bind(axis_name=names)
 
 
+def _axis_index_lowering(ctx, *, axis_name):
+    _replica_groups(ctx, axis_name)  # the axis must be this module's pmap axis
+    replica = ctx.b.op("stablehlo.replica_id", [], [lowering.tensor_type((), dtypes.uint32)])
+    return ctx.b.op("stablehlo.convert", [replica], [ctx.avals_out[0]])
+
+
 axis_index_p = standard_primitive("axis_index", lambda **_: (), lambda **_: np.dtype(dtypes.int32))
-lowering.register(axis_index_p, _unbound_lowering("axis_index"))
+lowering.register(axis_index_p, _axis_index_lowering)
 defnondiff(axis_index_p)
 
 

@@ -36,7 +36,7 @@ import jaxlib._jax as _xla  # noqa: E402
 
 jaxlib_version = getattr(jaxlib, "__version__", None) or getattr(getattr(jaxlib, "version", None), "__version__", "unknown")
 
-_state = {"backend": None}
+_state = {"backend": None, "distributed": None}
 
 
 def _patch_sharding_classes():
@@ -66,10 +66,10 @@ def _num_cpu_devices():
     return n
 
 
-def _try_gpu_client():
-    """A client for the CUDA PJRT plugin if its wheel is installed; None otherwise."""
+def _load_cuda_plugin():
+    """Load the CUDA PJRT plugin if its wheel is installed; True when it is loaded."""
     if os.environ.get("PURENN_PLATFORM", "").lower() == "cpu":
-        return None
+        return False
     for name in ("jax_cuda13_plugin", "jax_cuda12_plugin"):
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.submodule_search_locations:
@@ -80,10 +80,32 @@ def _try_gpu_client():
         try:
             if not xc.pjrt_plugin_loaded("cuda"):
                 xc.load_pjrt_plugin_dynamically("cuda", lib)
-            return xc.make_c_api_client("cuda")
+            return True
         except Exception as e:  # a broken GPU setup must not stop CPU work
-            print(f"purenn: CUDA plugin {name} found but failed to start ({e}); using CPU", file=sys.stderr)
-    return None
+            print(f"purenn: CUDA plugin {name} found but failed to load ({e}); using CPU", file=sys.stderr)
+    return False
+
+
+def _make_client():
+    """The client: on GPU if a CUDA plugin is installed, else on CPU. After
+    `core.distributed.initialize` it joins the other processes: on CPU with gloo collectives over
+    TCP; on GPU the plugin takes the distributed client and does NCCL itself (on paper until a GPU
+    machine runs it)."""
+    dist = _state["distributed"]
+    if _load_cuda_plugin():
+        try:
+            if dist is None:
+                return xc.make_c_api_client("cuda")
+            return xc.make_c_api_client("cuda", {"node_id": dist["process_id"], "num_nodes": dist["num_processes"]},
+                                        dist["client"])
+        except Exception as e:
+            print(f"purenn: CUDA plugin found but failed to start ({e}); using CPU", file=sys.stderr)
+    if dist is None:
+        return xc.make_cpu_client(num_devices=_num_cpu_devices())
+    collectives = _xla.make_gloo_tcp_collectives(dist["client"], hostname=dist["hostname"])
+    return xc.make_cpu_client(distributed_client=dist["client"], node_id=dist["process_id"],
+                              num_nodes=dist["num_processes"], collectives=collectives,
+                              num_devices=_num_cpu_devices())
 
 
 class Backend:
@@ -91,7 +113,7 @@ class Backend:
 
     def __init__(self):
         _patch_sharding_classes()
-        self.client = _try_gpu_client() or xc.make_cpu_client(num_devices=_num_cpu_devices())
+        self.client = _make_client()
         self.platform = self.client.platform
         self.devices = tuple(self.client.devices())
         self.local_devices = tuple(self.client.local_devices())
