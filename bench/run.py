@@ -123,6 +123,11 @@ def run_peer(peer: Peer, workload: str, timeout: float, extra_args=()) -> dict:
     for k in peer.drop_env:
         env.pop(k, None)
     env.update(peer.env)
+    # The workload's own variables last: they must win (e.g. the device count,
+    # which the library reads once at import).
+    wl = W.WORKLOADS.get(workload)
+    if wl is not None:
+        env.update(wl.env)
     cmd = [peer.python, peer.script, workload, *extra_args]
     t0 = time.perf_counter()
     try:

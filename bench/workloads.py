@@ -22,7 +22,8 @@ vmap workloads (``per_example_grads_*``, ``vmap_matvec_jit``,
 ``matvec_batched_jit``) run on purenn and jax, and ``per_example_grads_vmap``
 also on torch through ``torch.func`` (eager). The training workloads
 (``mlp_adam_step``, ``convnet_step``, issue 7) run on all three peers, torch
-eagerly. A peer
+eagerly. The pmap workloads (``pmap_mlp_step_2dev`` and its 1-device reference
+``mlp_step_global_1dev``, issue 6) run on purenn and jax. A peer
 outside a workload's ``peers`` is not run and is shown as "n/a" in the report.
 
 The MLP loss of the ``grad_mlp_*`` workloads, written out the same way by each
@@ -70,6 +71,31 @@ flattening); torch gets them transposed to its layout (OIHW kernels, (out, in)
 weights, the first Dense's rows permuted from NHWC to NCHW flattening order),
 so the checksum is the loss after one Adam step from those parameters.
 
+The pmap workloads (issue 6, purenn and jax only) time the ``mlp_adam_step``
+MLP trained data-parallel, against the same work on one device:
+
+    pmap_mlp_step_2dev:   2 CPU devices of one process. Parameters and Adam
+                          state are replicated once (core.replicate; jax:
+                          jax.device_put onto a 2-device mesh, sharded along a
+                          new leading axis), the global batch of 256 is split
+                          into (2, 128, ...) shards put on the devices once, and
+                          step = pmap(lambda i, s, b: value_and_grad, then
+                          lax.pmean(grads, "batch"), then opt_update,
+                          axis_name="batch", in_axes=(None, 0, 0)); each step's
+                          output state feeds the next, the batch stays the same.
+    mlp_step_global_1dev: the plain jitted Adam step of ``mlp_adam_step`` on the
+                          whole batch of 256 on one device.
+
+Both start from the same parameters and batch, so both report the same
+checksum: the global loss after one step (for the pmap workload, the mean of
+the two devices' shard losses). The device count is fixed through
+``Workload.env``, which the runner sets in the peer's environment before the
+library is imported (PURENN_NUM_CPU_DEVICES for purenn, XLA_FLAGS
+--xla_force_host_platform_device_count for jax; the XLA_FLAGS value replaces
+any inherited one); each peer checks it got that many devices and fails
+otherwise. torch is "n/a": it has no multi-device CPU data parallelism inside
+one process.
+
 The ``newton_step_jit`` objective, with A (64, 16) and x (16,)::
 
     f(x, A) = sum(log(1 + exp(A @ x))) + 0.5 * sum(x * x)
@@ -91,7 +117,7 @@ Timing convention (implemented in bench/peers/_harness.py):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Problem sizes (shared by every peer).
 SMALL_N = 8          # eager_add_small*: two (8,) float32 vectors
@@ -115,6 +141,9 @@ TRAIN_HIDDEN = 512
 TRAIN_CLASSES = 10
 TRAIN_BATCH = 128
 TRAIN_LR = 1e-3      # Adam step size of both training workloads (b1, b2, eps: the defaults)
+PMAP_DEVICES = 2     # pmap_mlp_step_2dev: the mlp_adam_step MLP data-parallel on 2 CPU devices,
+PMAP_GLOBAL_BATCH = 256   #   a global batch of 256 split into (2, 128, ...) shards;
+                          #   mlp_step_global_1dev: the same 256 on one device
 CONV_HW = 28         # convnet_step: (64, 28, 28, 1) NHWC images, the stax seed's convnet
 CONV_BATCH = 64
 CONV_CH = (32, 64)   #   Conv(32, (3, 3), 'SAME'), Conv(64, (3, 3), 'SAME')
@@ -123,6 +152,13 @@ CONV_DENSE = 128     #   Dense(128) on the flattened 27 * 27 * 64 = 46656 featur
 
 ALL_PEERS = ("purenn", "jax", "torch")
 JIT_PEERS = ("purenn", "jax")
+
+
+def cpu_devices_env(n: int) -> dict:
+    """The environment that gives each peer ``n`` CPU devices in one process:
+    purenn reads PURENN_NUM_CPU_DEVICES, jax the XLA flag (both at import)."""
+    return {"PURENN_NUM_CPU_DEVICES": str(n),
+            "XLA_FLAGS": f"--xla_force_host_platform_device_count={n}"}
 
 # The ten elementwise ops of eager_chain10, in order, starting from y = x.
 # Every peer writes exactly this sequence out by hand (no interpretation loop,
@@ -157,6 +193,10 @@ class Workload:
     peers: tuple = ALL_PEERS  # peers that implement it; the others are "n/a"
     na_note: str = ""         # why the other peers are "n/a"
     eager_counterpart: str = ""   # jit workload: the eager workload it mirrors
+    # Environment variables the runner sets for the peer process (on top of the
+    # peer's own): what must be fixed before the library is imported, such as
+    # the number of CPU devices.
+    env: dict = field(default_factory=dict)
 
     @property
     def unit_short(self) -> str:
@@ -377,6 +417,38 @@ WORKLOADS: dict[str, Workload] = {
             unit="ms", higher_is_better=False,
             target_s=0.5, samples=5, warmup=2,
         ),
+        Workload(
+            "pmap_mlp_step_2dev",
+            f"the `mlp_adam_step` MLP ({TRAIN_IN}-{TRAIN_HIDDEN}-{TRAIN_HIDDEN}-"
+            f"{TRAIN_CLASSES}, Adam {TRAIN_LR:g}) trained data-parallel on "
+            f"{PMAP_DEVICES} CPU devices of one process: parameters and optimizer "
+            "state replicated once, a global batch of "
+            f"{PMAP_GLOBAL_BATCH} split into ({PMAP_DEVICES}, "
+            f"{PMAP_GLOBAL_BATCH // PMAP_DEVICES}, ...) shards placed on the devices "
+            "once; step = pmap(value_and_grad, lax.pmean(grads, 'batch'), the Adam "
+            "update, axis_name='batch'), its outputs fed back (state stays on the "
+            "devices), the same sharded batch every step; N steps back to back, one "
+            "block_until_ready at the end; per step (compare with "
+            "`mlp_step_global_1dev`)",
+            unit="ms", higher_is_better=False,
+            target_s=0.2, samples=5, warmup=3,
+            peers=JIT_PEERS,
+            na_note="pmap workload: torch has no in-process multi-device CPU "
+                    "equivalent (torch.distributed needs several processes)",
+            env=cpu_devices_env(PMAP_DEVICES),
+        ),
+        Workload(
+            "mlp_step_global_1dev",
+            f"the 1-device reference for `pmap_mlp_step_2dev`: the same Adam step "
+            f"of the same MLP on the whole global batch of {PMAP_GLOBAL_BATCH} on "
+            "ONE CPU device, jitted whole as `mlp_adam_step`; per step",
+            unit="ms", higher_is_better=False,
+            target_s=0.2, samples=5, warmup=3,
+            peers=JIT_PEERS,
+            na_note="the 1-device reference of `pmap_mlp_step_2dev`, which torch "
+                    "does not run; torch's MLP step is in `mlp_adam_step`",
+            env=cpu_devices_env(1),
+        ),
     )
 }
 
@@ -449,10 +521,13 @@ def make_inputs_np(name: str):
         w *= np.float32(1.0 / np.sqrt(MATVEC_N))
         xs = rng.standard_normal((MATVEC_BATCH, MATVEC_N), dtype=np.float32)
         return (w, xs)
-    if name == "mlp_adam_step":
+    if name in ("mlp_adam_step", "pmap_mlp_step_2dev", "mlp_step_global_1dev"):
         # x, y (int32 labels), then (W, b) per Dense layer in stax's layout.
-        x = rng.standard_normal((TRAIN_BATCH, TRAIN_IN), dtype=np.float32)
-        y = rng.integers(0, TRAIN_CLASSES, size=(TRAIN_BATCH,)).astype(np.int32)
+        # The two pmap-study workloads share one global batch (and parameters),
+        # so their checksums (the global loss after one step) agree too.
+        batch = TRAIN_BATCH if name == "mlp_adam_step" else PMAP_GLOBAL_BATCH
+        x = rng.standard_normal((batch, TRAIN_IN), dtype=np.float32)
+        y = rng.integers(0, TRAIN_CLASSES, size=(batch,)).astype(np.int32)
         sizes = (TRAIN_IN, TRAIN_HIDDEN, TRAIN_HIDDEN, TRAIN_CLASSES)
         params = []
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):

@@ -371,6 +371,7 @@ class _PmapFunction:
                                  f"{len(self.in_axes)}, len(args)={n_args}.")
         leaves, in_tree = tree_flatten((tuple(dyn_args), kwargs))
         axes = _axes._flat_in_axes(in_axes, tuple(dyn_args), kwargs)
+        raw = leaves
         leaves = [x if isinstance(x, (Array, Tracer)) else _axes._as_operand(x, self.fun_name) for x in leaves]
         axes = [_axes._normalize_axis(ax, x, i, in_tree, self.fun, "pmap") for i, (ax, x) in enumerate(zip(axes, leaves))]
         size = self._mapped_size(leaves, axes, in_tree)
@@ -389,10 +390,12 @@ class _PmapFunction:
                   "out_axes": tuple(None if ax is None else 0 for ax in out_axes)}
         if self.donate_argnums:
             params["donated_invars"] = self._donated(args, static, len(consts))
-        outs = pmap_p.bind(*consts, *leaves, **params)
-        if self._fast is not None and _trace_state.trace.__class__ is EvalTrace and not batching.bound_axis_names() \
-                and all(ax in (0, None) for ax in axes) and all(ax in (0, None) for ax in out_axes):
-            self._remember_fast(leaves, in_tree, params, consts, out_tree)
+        eager = _trace_state.trace.__class__ is EvalTrace and not batching.bound_axis_names() \
+            and all(ax in (0, None) for ax in axes)
+        # eagerly, host values (NumPy arrays, Python scalars) go to the devices as they are
+        outs = pmap_p.bind(*consts, *(raw if eager else leaves), **params)
+        if self._fast is not None and eager and all(ax in (0, None) for ax in out_axes):
+            self._remember_fast(raw, in_tree, params, consts, out_tree)
         outs = [o if ax in (0, None) else _moveaxis_from_front(o, ax) for o, ax in zip(outs, out_axes)]
         return tree_unflatten(out_tree, outs)
 
@@ -471,11 +474,18 @@ class _PmapFunction:
         return tuple(mask)
 
 
+_SCALARS = (int, float, bool, complex)
+
+
 def _fast_signature(x):
-    """What the fast path keys an argument leaf on: its type (aval) for arrays; AttributeError
-    for anything else, which takes the full path."""
-    if type(x) is np.ndarray:
+    """What the fast path keys an argument leaf on: its type (aval) for arrays, shape and dtype
+    for NumPy values, the type of a Python scalar (a step counter is one); AttributeError for
+    anything else, which takes the full path."""
+    t = type(x)
+    if t is np.ndarray or isinstance(x, np.generic):
         return (x.shape, x.dtype)
+    if t in _SCALARS:
+        return t
     return x.aval if isinstance(x, Array) else x.no_fast_path
 
 

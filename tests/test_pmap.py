@@ -310,3 +310,22 @@ def test_a_tracer_leaked_from_pmap_is_reported(rng):
     with core.checking_leaks():
         with pytest.raises(Exception, match=r"Leaked trace of f"):
             core.pmap(f)(_x(rng, 2, 3))
+
+
+def test_python_scalar_and_numpy_arguments_take_the_fast_path(rng, monkeypatch):
+    traces = []
+
+    def step(i, w, x):
+        traces.append(1)
+        return w + i * x
+
+    f = core.pmap(step, in_axes=(None, 0, 0))
+    w, x = core.replicate(jnp.zeros(3), core.local_devices()[:2]), _x(rng, 2, 3)
+    w = f(0, w, x)
+    entries = len(f._fast)
+    for i in range(1, 50):
+        w = f(i, w, x)
+    assert traces == [1] and len(f._fast) == entries == 1
+    np.testing.assert_allclose(np.asarray(w), sum(range(50)) * x, rtol=1e-5)
+    f(1.5, w, x)  # a float is another signature
+    assert len(traces) == 2

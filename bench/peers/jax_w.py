@@ -391,6 +391,97 @@ def build(name):
 
         return body, result
 
+    if name in ("pmap_mlp_step_2dev", "mlp_step_global_1dev"):
+        import jax
+        import numpy as np
+        from jax.example_libraries import optimizers, stax
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+        # The device count comes from Workload.env (XLA_FLAGS, read when jax
+        # starts its CPU backend): a silent fallback to one device would time
+        # the wrong thing.
+        n_dev = W.PMAP_DEVICES if name == "pmap_mlp_step_2dev" else 1
+        got = jax.local_device_count()
+        if got != n_dev:
+            raise RuntimeError(f"{name} needs {n_dev} CPU device(s) (XLA_FLAGS="
+                               f"--xla_force_host_platform_device_count={n_dev} before "
+                               f"importing jax), got {got}")
+        init_fun, apply_fun = stax.serial(
+            stax.Dense(W.TRAIN_HIDDEN), stax.Relu, stax.Dense(W.TRAIN_HIDDEN), stax.Relu,
+            stax.Dense(W.TRAIN_CLASSES))
+
+        def loss(params, batch):
+            xb, yb = batch
+            logp = jax.nn.log_softmax(apply_fun(params, xb))
+            return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
+
+        _, init_params = init_fun(jax.random.PRNGKey(0), (-1, W.TRAIN_IN))
+        leaves, tree = jax.tree_util.tree_flatten(init_params)
+        shapes = [tuple(a.shape) for a in leaves]
+        if shapes != [a.shape for a in inputs[2:]]:
+            raise RuntimeError(f"{name}: stax's parameter shapes {shapes} differ from the "
+                               f"shared ones {[a.shape for a in inputs[2:]]}")
+        params0 = jax.tree_util.tree_unflatten(tree, [jnp.asarray(a) for a in inputs[2:]])
+        opt_init, opt_update, get_params = optimizers.adam(W.TRAIN_LR)
+
+        if n_dev == 1:
+            @jax.jit
+            def train_step(i, opt_state, batch):
+                value, grads = jax.value_and_grad(loss)(get_params(opt_state), batch)
+                return opt_update(i, grads, opt_state), value
+
+            batch = (jnp.asarray(inputs[0]), jnp.asarray(inputs[1]))
+
+            def initial_state():
+                return opt_init(params0)
+
+            def global_loss(value):
+                return value
+        else:
+            def dp_step(i, opt_state, batch):
+                value, grads = jax.value_and_grad(loss)(get_params(opt_state), batch)
+                return opt_update(i, jax.lax.pmean(grads, "batch"), opt_state), value
+
+            train_step = jax.pmap(dp_step, axis_name="batch", in_axes=(None, 0, 0))
+            # jax 0.10 removed device_put_replicated/device_put_sharded; their
+            # replacement: arrays with a leading device axis, sharded along it
+            # over a 1-D mesh of the devices. jax's pmap (jit + shard_map) uses
+            # exactly this sharding, mesh axis named after axis_name, so its
+            # inputs match without resharding.
+            devices = jax.local_devices()[:n_dev]
+            along = NamedSharding(Mesh(np.array(devices), ("batch",)), PartitionSpec("batch"))
+            per = W.PMAP_GLOBAL_BATCH // n_dev
+            batch = jax.device_put(
+                (inputs[0].reshape(n_dev, per, *inputs[0].shape[1:]),
+                 inputs[1].reshape(n_dev, per)), along)
+
+            def initial_state():
+                return jax.tree_util.tree_map(
+                    lambda a: jax.device_put(np.broadcast_to(np.asarray(a), (n_dev, *a.shape)), along),
+                    opt_init(params0))
+
+            def global_loss(value):
+                # Equal shards, mean losses: the global loss is their mean.
+                return np.mean(np.asarray(value, dtype=np.float64))
+
+        state = [initial_state(), 0]
+        jax.block_until_ready((batch, state[0]))
+
+        def body(n):
+            opt_state, i = state
+            for _ in range(n):
+                opt_state, value = train_step(i, opt_state, batch)
+                i += 1
+            value.block_until_ready()
+            state[:] = [opt_state, i]
+
+        def result():
+            # The global loss after one step from the shared initial parameters.
+            s1, _ = train_step(0, initial_state(), batch)
+            return global_loss(train_step(1, s1, batch)[1])
+
+        return body, result
+
     raise KeyError(name)
 
 

@@ -388,6 +388,88 @@ def build(name):
 
         return body, result
 
+    if name in ("pmap_mlp_step_2dev", "mlp_step_global_1dev"):
+        import numpy as np
+        import nn
+        import optim
+        from core import lax, random
+        from core.tree_util import tree_flatten, tree_unflatten
+
+        # The device count comes from Workload.env (PURENN_NUM_CPU_DEVICES, read
+        # at import): a silent fallback to one device would time the wrong thing.
+        n_dev = W.PMAP_DEVICES if name == "pmap_mlp_step_2dev" else 1
+        got = core.local_device_count()
+        if got != n_dev:
+            raise RuntimeError(f"{name} needs {n_dev} CPU device(s) (PURENN_NUM_CPU_DEVICES={n_dev} "
+                               f"before importing core), got {got}")
+        init_fun, apply_fun = nn.serial(
+            nn.Dense(W.TRAIN_HIDDEN), nn.Relu, nn.Dense(W.TRAIN_HIDDEN), nn.Relu,
+            nn.Dense(W.TRAIN_CLASSES))
+
+        def loss(params, batch):
+            xb, yb = batch
+            return nn.softmax_cross_entropy(apply_fun(params, xb), yb)
+
+        _, init_params = init_fun(random.PRNGKey(0), (-1, W.TRAIN_IN))
+        leaves, tree = tree_flatten(init_params)
+        shapes = [tuple(a.shape) for a in leaves]
+        if shapes != [a.shape for a in inputs[2:]]:
+            raise RuntimeError(f"{name}: nn's parameter shapes {shapes} differ from the "
+                               f"shared ones {[a.shape for a in inputs[2:]]}")
+        params0 = tree_unflatten(tree, [jnp.asarray(a) for a in inputs[2:]])
+        opt_init, opt_update, get_params = optim.adam(W.TRAIN_LR)
+
+        if n_dev == 1:
+            @core.jit
+            def train_step(i, opt_state, batch):
+                value, grads = core.value_and_grad(loss)(get_params(opt_state), batch)
+                return opt_update(i, grads, opt_state), value
+
+            batch = (jnp.asarray(inputs[0]), jnp.asarray(inputs[1]))
+
+            def initial_state():
+                return opt_init(params0)
+
+            def global_loss(value):
+                return value
+        else:
+            def dp_step(i, opt_state, batch):
+                value, grads = core.value_and_grad(loss)(get_params(opt_state), batch)
+                return opt_update(i, lax.pmean(grads, "batch"), opt_state), value
+
+            # i (a Python int) is broadcast; state and batch carry the device axis.
+            train_step = core.pmap(dp_step, axis_name="batch", in_axes=(None, 0, 0))
+            devices = core.local_devices()[:n_dev]
+            per = W.PMAP_GLOBAL_BATCH // n_dev
+            batch = core.device_put_sharded(
+                [(inputs[0][k * per:(k + 1) * per], inputs[1][k * per:(k + 1) * per])
+                 for k in range(n_dev)], devices)
+
+            def initial_state():
+                return core.replicate(opt_init(params0), devices)
+
+            def global_loss(value):
+                # Equal shards, mean losses: the global loss is their mean.
+                return np.mean(np.asarray(value, dtype=np.float64))
+
+        state = [initial_state(), 0]
+        core.block_until_ready((batch, state[0]))
+
+        def body(n):
+            opt_state, i = state
+            for _ in range(n):
+                opt_state, value = train_step(i, opt_state, batch)
+                i += 1
+            value.block_until_ready()
+            state[:] = [opt_state, i]
+
+        def result():
+            # The global loss after one step from the shared initial parameters.
+            s1, _ = train_step(0, initial_state(), batch)
+            return global_loss(train_step(1, s1, batch)[1])
+
+        return body, result
+
     raise KeyError(name)
 
 

@@ -327,3 +327,52 @@ def test_render_na_row():
     text = run.render(results, ["purenn", "jax", "torch"], meta)
     assert "| torch | — | — | — | — | n/a: no torch equivalent |" in text
     assert "| 90.00 | 100.0 | n/a | 0.90× | — |" in text
+
+
+# ---- pmap workloads (issue 6): per-workload environment, shared inputs
+
+def test_pmap_workloads_registered_with_their_device_count():
+    pm = W.get("pmap_mlp_step_2dev")
+    one = W.get("mlp_step_global_1dev")
+    for wl in (pm, one):
+        assert wl.peers == ("purenn", "jax") and wl.na_note
+        assert wl.unit == "ms" and not wl.higher_is_better
+    assert pm.env == {"PURENN_NUM_CPU_DEVICES": "2",
+                      "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    assert one.env == {"PURENN_NUM_CPU_DEVICES": "1",
+                       "XLA_FLAGS": "--xla_force_host_platform_device_count=1"}
+    assert W.get("mlp_adam_step").env == {}
+
+
+def test_pmap_workload_inputs():
+    np = pytest.importorskip("numpy")
+    pm = W.make_inputs_np("pmap_mlp_step_2dev")
+    one = W.make_inputs_np("mlp_step_global_1dev")
+    # the same global batch and parameters, so the two checksums agree
+    assert all(np.array_equal(a, b) for a, b in zip(pm, one, strict=True))
+    x, y = pm[:2]
+    assert x.shape == (W.PMAP_GLOBAL_BATCH, W.TRAIN_IN) and x.dtype == np.float32
+    assert y.shape == (W.PMAP_GLOBAL_BATCH,) and y.dtype == np.int32
+    assert W.PMAP_GLOBAL_BATCH % W.PMAP_DEVICES == 0
+    adam = W.make_inputs_np("mlp_adam_step")
+    assert adam[0].shape == (W.TRAIN_BATCH, W.TRAIN_IN)
+    assert [a.shape for a in adam[2:]] == [a.shape for a in pm[2:]]
+
+
+def test_run_peer_sets_the_workload_env_over_the_peer_env(tmp_path, monkeypatch):
+    script = tmp_path / "env_peer.py"
+    script.write_text(textwrap.dedent("""
+        import json, os
+        print(json.dumps({"ok": True, "value": 1.0,
+                          "n": os.environ.get("PURENN_NUM_CPU_DEVICES"),
+                          "flags": os.environ.get("XLA_FLAGS"),
+                          "mine": os.environ.get("PEER_OWN")}))
+    """))
+    monkeypatch.setenv("PURENN_NUM_CPU_DEVICES", "5")
+    peer = run.Peer("p", sys.executable, str(script),
+                    env={"PURENN_NUM_CPU_DEVICES": "7", "PEER_OWN": "kept"})
+    r = run.run_peer(peer, "pmap_mlp_step_2dev", timeout=60)
+    assert r["ok"] and r["mine"] == "kept"
+    assert r["n"] == "2" and r["flags"] == "--xla_force_host_platform_device_count=2"
+    r = run.run_peer(peer, "eager_add_small", timeout=60)  # no workload env: the peer's wins
+    assert r["n"] == "7"
