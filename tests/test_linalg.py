@@ -93,6 +93,47 @@ def test_lu_pivots_follow_partial_pivoting():
     tu.assert_allclose(lu, [[3.0, 4.0], [1 / 3, 2 - 4 / 3]], F32, atol=1e-6)
 
 
+def _swaps_applied(pivots, m):
+    """The loop the lu lowering must agree with: row i <-> row pivots[i], in order."""
+    perm = np.arange(m)
+    for i, p in enumerate(pivots):
+        perm[[i, p]] = perm[[p, i]]
+    return perm
+
+
+def _with_row_order(rng, order, n):
+    """A matrix whose partial pivoting picks its rows in `order`: A[order] = L U with |L| < 1
+    below a unit diagonal, so step i always finds LU's row i largest in column i."""
+    m = len(order)
+    lower = np.tril(rng.uniform(-0.9, 0.9, (m, n)), -1) + np.eye(m, n)
+    upper = np.triu(rng.uniform(-1, 1, (n, n))) + 4 * np.eye(n)
+    a = np.empty((m, n))
+    a[np.asarray(order)] = lower @ upper
+    return a.astype(np.float32)
+
+
+def test_lu_permutation_follows_long_swap_chains(rng):
+    # a cyclic shift makes every swap move the row the previous swap moved (pivots i+1): the
+    # longest dependence chain; the lowering's loop body must carry each swap to the next
+    n = 17
+    shift = list(range(1, n)) + [0]
+    lu, pivots, perm = lax_linalg.lu(jnp.asarray(_with_row_order(rng, shift, n)))
+    np.testing.assert_array_equal(np.asarray(pivots), list(range(1, n)) + [n - 1])
+    np.testing.assert_array_equal(np.asarray(perm), shift)
+    # a batch, each matrix with its own order (the batched loop body), and a tall matrix whose
+    # rows below the last pivot are placed by the swaps alone
+    orders = [list(range(1, 9)) + [0], list(range(8, -1, -1)), list(rng.permutation(9))]
+    batch = np.stack([_with_row_order(rng, o, 9) for o in orders])
+    _, pivots, perm = (np.asarray(t) for t in lax_linalg.lu(jnp.asarray(batch)))
+    for o, p, q in zip(orders, pivots, perm, strict=True):
+        np.testing.assert_array_equal(q, o)
+        np.testing.assert_array_equal(q, _swaps_applied(p, 9))
+    tall = _with_row_order(rng, [6, 0, 5, 1, 4, 2, 3], 4)
+    _, pivots, perm = (np.asarray(t) for t in lax_linalg.lu(jnp.asarray(tall)))
+    np.testing.assert_array_equal(perm[:4], [6, 0, 5, 1])
+    np.testing.assert_array_equal(perm, _swaps_applied(pivots, 7))
+
+
 @pytest.mark.parametrize("shape,dtype,full", tu.sample_cases(tu.product(SQUARE + RECT, DTYPES, [True, False]), "qr", 8))
 def test_qr_reconstructs(rng, shape, dtype, full):
     a = _rand(rng, shape, dtype)

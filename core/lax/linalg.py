@@ -372,14 +372,19 @@ def _lu_lowering(ctx, x):
 def _pivots_to_permutation(b, pivots, piv_aval, m):
     """Apply LAPACK's row swaps (row i <-> row pivots[i], in order) to 0..m-1, in a while loop.
 
-    Each step reads and writes the permutation with one-hot masks over the last axis, so batched
-    matrices (each with its own pivots) need no gather.
+    Each iteration reads O(1) elements per matrix: perm[..., i] and pivots[..., i] are dynamic
+    slices at the loop counter (the same position in every matrix of a batch); perm[..., j] at
+    j = pivots[..., i] is a dynamic slice (one matrix) or a batched gather. The writes are dynamic
+    updates (one matrix) or, at the per-matrix j, a one-hot select. XLA's CPU backend compiles
+    such a small loop into one kernel; that measured faster than a loop-free pointer doubling
+    over the swaps (several small kernels), and reading with masked sums over the whole
+    permutation (what we had) cost 1.3 us more per 16x16 solve.
     """
     batch, k = piv_aval.shape[:-1], piv_aval.shape[-1]
     i32 = np.int32
     perm_aval = ShapedArray(batch + (m,), i32)
+    column = ShapedArray(batch + (1,), i32)
     scalar = ShapedArray((), i32)
-    batch_aval = ShapedArray(batch, i32)
     nb = len(batch)
     perm0 = _iota(b, perm_aval.shape, nb)
     i0 = b.constant(0, i32, ())
@@ -388,28 +393,39 @@ def _pivots_to_permutation(b, pivots, piv_aval, m):
         limit = cb.constant(k, i32, ())
         return lowering.compare(cb, i, limit, "LT", scalar)
 
-    def pick(bb, vec, vec_aval, index_b):
-        """vec[..., index] for a per-batch index, as a masked sum over the last axis."""
-        positions = _iota(bb, vec_aval.shape, vec_aval.ndim - 1)
-        idx = bb.op("stablehlo.broadcast_in_dim", [index_b], [vec_aval],
-                    {"broadcast_dimensions": i64_array(range(nb))})
-        hit = lowering.compare(bb, positions, idx, "EQ", vec_aval)
-        masked = _select(bb, hit, vec, lowering.full_like(bb, 0, vec_aval), vec_aval)
-        zero = bb.constant(0, i32, ())
-        region = bb.region([scalar, scalar], lambda rb, a, c: rb.op("stablehlo.add", [a, c], [scalar]))
-        return bb.op("stablehlo.reduce", [masked, zero], [batch_aval],
-                     {"dimensions": i64_array([nb])}, regions=[region]), hit
+    def at_counter(bb, vec, i):
+        """vec[..., i:i+1]: the same position in every matrix of the batch."""
+        zeros = [bb.constant(0, i32, ())] * nb
+        return bb.op("stablehlo.dynamic_slice", [vec] + zeros + [i], [column],
+                     {"slice_sizes": i64_array(batch + (1,))})
 
     def body(bb, i, perm, piv):
-        i_b = bb.op("stablehlo.broadcast_in_dim", [i], [batch_aval], {"broadcast_dimensions": i64_array([])})
-        j_b, _ = pick(bb, piv, piv_aval, i_b)
-        at_i, hit_i = pick(bb, perm, perm_aval, i_b)
-        at_j, hit_j = pick(bb, perm, perm_aval, j_b)
-        spread = {"broadcast_dimensions": i64_array(range(nb))}
-        at_i = bb.op("stablehlo.broadcast_in_dim", [at_i], [perm_aval], spread)
-        at_j = bb.op("stablehlo.broadcast_in_dim", [at_j], [perm_aval], spread)
-        perm = _select(bb, hit_j, at_i, perm, perm_aval)
-        perm = _select(bb, hit_i, at_j, perm, perm_aval)
+        j = at_counter(bb, piv, i)
+        at_i = at_counter(bb, perm, i)
+        zeros = [bb.constant(0, i32, ())] * nb
+        if nb:
+            dn = (f"#stablehlo.gather<offset_dims = [], collapsed_slice_dims = [{nb}], "
+                  f"operand_batching_dims = {lowering.int_list(range(nb))}, "
+                  f"start_indices_batching_dims = {lowering.int_list(range(nb))}, "
+                  f"start_index_map = [{nb}], index_vector_dim = {nb}>")
+            at_j = bb.op("stablehlo.gather", [perm, j], [ShapedArray(batch, i32)],
+                         {"dimension_numbers": dn, "indices_are_sorted": "false",
+                          "slice_sizes": i64_array([1] * (nb + 1))})
+            at_j = bb.op("stablehlo.reshape", [at_j], [column])
+            perm = bb.op("stablehlo.dynamic_update_slice", [perm, at_j] + zeros + [i], [perm_aval])
+            # position pivots[i] differs between matrices: a one-hot select writes it
+            hit = lowering.compare(bb, _iota(bb, perm_aval.shape, nb),
+                                   bb.op("stablehlo.broadcast_in_dim", [j], [perm_aval],
+                                         {"broadcast_dimensions": i64_array(range(nb + 1))}),
+                                   "EQ", perm_aval)
+            spread = bb.op("stablehlo.broadcast_in_dim", [at_i], [perm_aval],
+                           {"broadcast_dimensions": i64_array(range(nb + 1))})
+            perm = _select(bb, hit, spread, perm, perm_aval)
+        else:
+            j = bb.op("stablehlo.reshape", [j], [scalar])
+            at_j = bb.op("stablehlo.dynamic_slice", [perm, j], [column], {"slice_sizes": i64_array([1])})
+            perm = bb.op("stablehlo.dynamic_update_slice", [perm, at_j, i], [perm_aval])
+            perm = bb.op("stablehlo.dynamic_update_slice", [perm, at_i, j], [perm_aval])
         one = bb.constant(1, i32, ())
         return [bb.op("stablehlo.add", [i, one], [scalar]), perm, piv]
 
