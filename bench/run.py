@@ -459,6 +459,21 @@ def jit_vs_eager_lines(results: dict, peers: list) -> list:
 # --------------------------------------------------------------------------
 # main
 
+NOTES_MARKER = "<!-- Hand-written notes below this line are kept when bench/run.py rewrites the file. -->"
+
+
+def kept_notes(path):
+    """The hand-written analyses at the end of an existing results file (from NOTES_MARKER on),
+    so a re-run replaces the generated tables but not the notes that explain them."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+    except OSError:
+        return ""
+    at = old.find(NOTES_MARKER)
+    return "" if at < 0 else "\n" + old[at:]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         description="Time purenn against jax and torch, each peer in its own "
@@ -554,6 +569,7 @@ def main(argv=None) -> int:
     text = render(results, peer_names, meta)
     out = args.out
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    text += kept_notes(out)
     with open(out, "w", encoding="utf-8") as f:
         f.write(text)
     log(f"[bench] wrote {out}")

@@ -376,3 +376,12 @@ def test_run_peer_sets_the_workload_env_over_the_peer_env(tmp_path, monkeypatch)
     assert r["n"] == "2" and r["flags"] == "--xla_force_host_platform_device_count=2"
     r = run.run_peer(peer, "eager_add_small", timeout=60)  # no workload env: the peer's wins
     assert r["n"] == "7"
+
+
+def test_hand_written_notes_survive_a_rewrite(tmp_path):
+    path = tmp_path / "RESULTS.md"
+    assert run.kept_notes(str(path)) == ""  # no file yet
+    path.write_text("# generated tables\n\n" + run.NOTES_MARKER + "\n\n## Analysis\nkept\n")
+    assert run.kept_notes(str(path)) == "\n" + run.NOTES_MARKER + "\n\n## Analysis\nkept\n"
+    path.write_text("# generated tables only\n")
+    assert run.kept_notes(str(path)) == ""

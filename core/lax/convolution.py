@@ -347,13 +347,36 @@ def _conv_transpose_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, 
         n_out = _dilate(ct_shape[out_spec[2 + i]], window_strides[i])
         lo = padding[i][0]
         pads.append((lo, n_out - n_in + k - 1 - lo))
-    out = _transpose_conv(
-        lhs, ct, window_strides=rhs_dilation, padding=tuple(pads), lhs_dilation=lhs_dilation,
-        rhs_dilation=window_strides,
-        dimension_numbers=ConvDimensionNumbers(_swap_roles(lhs_spec), _swap_roles(out_spec),
-                                               _swap_roles(rhs_spec)),
-        feature_group_count=batch_group_count, batch_group_count=feature_group_count)
+    params = dict(window_strides=rhs_dilation, padding=tuple(pads), lhs_dilation=lhs_dilation,
+                  rhs_dilation=window_strides,
+                  dimension_numbers=ConvDimensionNumbers(_swap_roles(lhs_spec), _swap_roles(out_spec),
+                                                         _swap_roles(rhs_spec)),
+                  feature_group_count=batch_group_count, batch_group_count=feature_group_count)
+    n = lhs_shape[lhs_spec[0]]
+    if feature_group_count == 1 and batch_group_count == 1 and n >= 2 * _KERNEL_CT_CHUNK:
+        # Summed over chunks of the batch: see _KERNEL_CT_CHUNK.
+        from .elementwise import add
+        from .structural import slice_in_dim
+        size = max(_KERNEL_CT_CHUNK, -(-n // _MAX_KERNEL_CT_CHUNKS))
+        out = None
+        for start in range(0, n, size):
+            stop = min(start + size, n)
+            part = _transpose_conv(slice_in_dim(lhs, start, stop, axis=lhs_spec[0]),
+                                   slice_in_dim(ct, start, stop, axis=out_spec[0]), **params)
+            out = part if out is None else add(out, part)
+    else:
+        out = _transpose_conv(lhs, ct, **params)
     return _as_dtype(out, rhs_aval.dtype)
+
+
+# The kernel cotangent contracts over the whole batch (the batch becomes the contracted feature
+# dimension of its convolution). jaxlib 0.10's XLA CPU runs that one convolution up to 3.5x
+# slower than the same work as one convolution per chunk of 8 images, summed (measured for
+# batches of 32-128 images from 7x7 to 56x56: 1.2-3.5x faster, or equal within the noise; see
+# bench/RESULTS.md, issue 7). Each chunk is one more convolution to compile (about 0.1 s each),
+# hence the cap on their number: larger batches get larger chunks.
+_KERNEL_CT_CHUNK = 8
+_MAX_KERNEL_CT_CHUNKS = 16
 
 
 defbilinear(conv_general_dilated_p, _conv_transpose_lhs, _conv_transpose_rhs)
