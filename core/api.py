@@ -197,6 +197,7 @@ def _describe_signature(avals, names):
 
 _live_jit_functions = weakref.WeakSet()
 _fast_key_of = operator.attrgetter("_fkey")
+_buf_of = operator.attrgetter("_buf")
 _flags = config.__dict__
 
 
@@ -409,13 +410,13 @@ class _JitFunction:
         fast = self._fast
         if fast is not None and not kwargs and _trace_state.trace.__class__ is EvalTrace \
                 and not _flags["check_outputs"] and not _flags["disable_jit"]:
-            try:  # the key: each argument's `_fkey` (its aval; None when committed), then the config
-                entry = fast.get((*map(_fast_key_of, args), config._trace_key))
+            try:  # the key: each argument's `_fkey` (its aval's type id; None when committed)
+                entry = fast.get(tuple(map(_fast_key_of, args)))
             except AttributeError:  # an argument that is not an Array
                 entry = None
-            if entry is not None:
-                execute, handlers, const_bufs, out_avals, out_tree = entry
-                outs = execute([*const_bufs, *[a._buf for a in args]]).consume_with_handlers(handlers)
+            if entry is not None and entry[5] is config._trace_key:  # traced under the current config
+                execute, handlers, const_bufs, out_avals, out_tree, _ = entry
+                outs = execute([*const_bufs, *map(_buf_of, args)]).consume_with_handlers(handlers)
                 if out_tree is None:  # a single array output
                     return Array(outs[0], out_avals[0])
                 return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
@@ -448,10 +449,10 @@ class _JitFunction:
             return
         exe, out_avals = dispatch.executable_for(jit_p, tuple(v.aval for v in values),
                                                  {"name": self._name_param, "jaxpr": program})
-        key = (*[a.aval for a in args], config.trace_key())
+        key = tuple(a.aval.type_id for a in args)
         single = out_tree == tree_flatten(0)[1]
         self._fast[key] = (exe.loaded.execute_sharded, exe.handlers, [c._buf for c in consts], out_avals,
-                           None if single else out_tree)
+                           None if single else out_tree, config.trace_key())
         if len(self._fast) > self._max_cached:
             self._fast.pop(next(iter(self._fast)))
 

@@ -30,7 +30,7 @@ class Array:
         self.aval = aval
         self._npy = None
         self._device = device  # None: uncommitted, on the default device
-        self._fkey = aval if device is None else None  # jit's fast-path signature entry (api.py)
+        self._fkey = aval.type_id if device is None else None  # jit's fast-path signature entry (api.py)
 
     # ----- the basics -------------------------------------------------------------------
     shape = property(lambda self: self.aval.shape)

@@ -8,18 +8,28 @@ from . import dtypes
 __all__ = ["ShapedArray", "ShapeDtypeStruct"]
 
 
+_type_ids = {}
+
+
 class ShapedArray:
     """The type of an array: shape, dtype and whether the dtype is weak (came from a Python scalar).
 
     Example: `ShapedArray((3, 4), np.float32)` prints as `f32[3,4]`.
     """
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "_hash", "type_id")
 
     def __init__(self, shape, dtype, weak_type=False):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        key = (self.shape, self.dtype, self.weak_type)
+        self._hash = hash(key)
+        # a small int naming this type, equal for equal avals: jit's dispatch keys on these ints,
+        # which hash and compare in C (the table grows with the distinct types a program uses)
+        type_id = _type_ids.get(key)
+        if type_id is None:
+            type_id = _type_ids[key] = len(_type_ids)
+        self.type_id = type_id
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
