@@ -29,12 +29,14 @@ from . import scipy  # noqa: F401
 
 
 def clear_caches():
-    """Drop every compiled executable (eager and jit caches) and cached constants."""
+    """Drop every compiled executable (eager, jit and pmap caches) and cached constants."""
     from .runtime import clear_executable_cache
     from . import array as _array
     from .api import clear_jit_caches
+    from .pmap import clear_pmap_caches
     clear_executable_cache()
     clear_jit_caches()
+    clear_pmap_caches()
     _array._scalar_cache.clear()
 
 

@@ -29,8 +29,7 @@ from .avals import ShapedArray, ShapeDtypeStruct
 from .config import config
 from .interpreters import ad, batching, lowering, partial_eval
 from .interpreters.staging import trace_to_jaxpr
-from .ir import ClosedJaxpr, Jaxpr
-from .ir import consts_as_args, intern as intern_jaxpr, Var
+from .ir import consts_as_args, Var
 from .runtime import executable as _executable
 from .trace import EvalTrace, Primitive, Tracer, current_trace
 from .trace import _state as _trace_state

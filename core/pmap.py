@@ -19,11 +19,11 @@ Across processes (`core.distributed.initialize`) the same program spans every pr
 each process passes and gets back only the slices of its own devices.
 """
 import functools
-import inspect
+import weakref
 
 import numpy as np
 
-from . import dispatch, dtypes, traceback_util
+from . import dispatch, traceback_util
 from .array import Array, to_array
 from .avals import ShapedArray
 from .config import config
@@ -32,6 +32,7 @@ from .interpreters.evaluation import eval_jaxpr
 from .interpreters.staging import trace_to_jaxpr
 from .ir import consts_as_args, intern as intern_jaxpr
 from .runtime import client as _client
+from .runtime import executable as _executable_cache
 from .runtime import replicated as _replicated
 from .sharded import ShardedArray
 from .trace import EvalTrace, Primitive, Tracer, set_current_trace
@@ -98,14 +99,16 @@ lowering.register(pmap_p, _pmap_lowering)
 
 # ----- running on the devices --------------------------------------------------------------------
 
-_executables = {}
+# bounded like the other executable caches, and emptied by core.clear_caches()
+_executables = _executable_cache.register_cache("pmap", _executable_cache.ExecutableCache(maxsize=512))
 
 
 def _executable_for(params):
     key = tuple(params.items())
     exe = _executables.get(key)
     if exe is None:
-        exe = _executables[key] = _compile(**params)
+        exe = _compile(**params)
+        _executables.put(key, exe)
     return exe
 
 
@@ -208,7 +211,7 @@ def _pmap_partial_eval(trace, args, params):
 
 
 def _pmap_transpose(cts, *args, **params):
-    jaxpr, in_axes, out_axes, axis_name = params["jaxpr"], params["in_axes"], params["out_axes"], params["axis_name"]
+    jaxpr, in_axes, out_axes = params["jaxpr"], params["in_axes"], params["out_axes"]
     linear = [ad.is_undefined(a) for a in args]
     axis = _axis(params)
     with batching.binding_axis(axis):
@@ -300,6 +303,18 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                          donate_argnums)
 
 
+_MAX_SIGNATURES = 64  # traces (and fast-path entries) kept per pmapped function
+_live_pmap_functions = weakref.WeakSet()
+
+
+def clear_pmap_caches():
+    """Forget every pmapped function's traces and fast-path executables (`core.clear_caches`)."""
+    for f in list(_live_pmap_functions):
+        f._cache.clear()
+        if f._fast is not None:
+            f._fast.clear()
+
+
 class _PmapFunction:
     def __init__(self, fun, axis_name, in_axes, out_axes, static_argnums, devices, axis_size, donate_argnums):
         self.fun = fun
@@ -322,6 +337,7 @@ class _PmapFunction:
         self._cache = {}
         # the fast path's entries: only for plain signatures (no static arguments)
         self._fast = None if self.static_argnums else {}
+        _live_pmap_functions.add(self)
 
     def __repr__(self):
         return f"<pmapped function {self.fun_name}>"
@@ -383,6 +399,8 @@ class _PmapFunction:
                batching.axis_env_key())
         entry = self._cache.get(key)
         if entry is None:
+            if len(self._cache) >= _MAX_SIGNATURES:  # bounded, oldest first out (as jit's cache)
+                self._cache.pop(next(iter(self._cache)))
             entry = self._cache[key] = self._trace(in_tree, per_device, static_vals, n_args, devices)
         program, consts, out_tree, out_axes = entry
         params = {"name": self._name_param, "jaxpr": program, "axis_name": self.axis_name, "devices": devices,
@@ -404,7 +422,7 @@ class _PmapFunction:
             key = (in_tree, config.trace_key(), *map(_fast_signature, leaves))
         except AttributeError:
             return
-        if len(self._fast) >= 64:
+        if len(self._fast) >= _MAX_SIGNATURES:
             self._fast.pop(next(iter(self._fast)))
         self._fast[key] = (_executable_for(params), params, tuple(consts), out_tree)
 

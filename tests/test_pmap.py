@@ -84,13 +84,13 @@ def test_compiled_once_per_signature_and_outputs_feed_the_next_call_in_place(rng
     g = core.pmap(f)
     x = _x(rng, 2, 5)
     y = g(x)
-    before = len(pmap_module._executables)
+    before = pmap_module._executables.misses
     copies = []
     real_put = replicated.put_shards
     monkeypatch.setattr(replicated, "put_shards", lambda *a: copies.append(1) or real_put(*a))
     z = g(y)
     w = g(z)
-    assert traces == [(5,)] and len(pmap_module._executables) == before
+    assert traces == [(5,)] and pmap_module._executables.misses == before
     assert copies == []  # a ShardedArray over the same devices is passed as it is
     np.testing.assert_allclose(np.asarray(w), x + 3.0, rtol=1e-6)
     g(_x(rng, 2, 6))  # a new per-device shape traces and compiles anew
@@ -293,10 +293,10 @@ def test_a_pmapped_training_loop_traces_and_compiles_once(rng):
     w = core.replicate(jnp.ones((3, 2)), core.local_devices()[:2])
     x = _x(rng, 2, 4, 3)
     w = f(w, x)
-    compiled = len(pmap_module._executables)
+    compiled = pmap_module._executables.misses
     for _ in range(300):
         w = f(w, x)
-    assert traces == [1] and len(pmap_module._executables) == compiled
+    assert traces == [1] and pmap_module._executables.misses == compiled
     np.testing.assert_array_equal(np.asarray(w)[0], np.asarray(w)[1])
 
 
@@ -329,3 +329,15 @@ def test_python_scalar_and_numpy_arguments_take_the_fast_path(rng, monkeypatch):
     np.testing.assert_allclose(np.asarray(w), sum(range(50)) * x, rtol=1e-5)
     f(1.5, w, x)  # a float is another signature
     assert len(traces) == 2
+
+
+def test_pmap_executables_are_bounded_and_cleared_with_the_other_caches(rng):
+    f = core.pmap(lambda v: v - 1.0)
+    f(_x(rng, 2, 3))
+    f(_x(rng, 2, 3))
+    assert len(f._fast) == 1 and len(f._cache) == 1
+    assert "pmap" in core.cache_info() and core.cache_info()["pmap"]["size"] >= 1
+    assert pmap_module._executables.maxsize == 512
+    core.clear_caches()
+    assert core.cache_info()["pmap"]["size"] == 0 and not f._fast and not f._cache
+    np.testing.assert_allclose(np.asarray(core.pmap(lambda v: v - 1.0)(np.ones((2, 3)))), np.zeros((2, 3)))
