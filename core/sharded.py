@@ -16,15 +16,7 @@ from .runtime import buffers as _buffers
 from .runtime import replicated as _replicated
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["ShardedArray", "device_put_sharded", "device_put_replicated", "replicate", "unreplicate",
-           "local_device_count", "device_count", "local_devices", "devices", "process_index", "process_count"]
-
-local_device_count = _client.local_device_count
-device_count = _client.device_count
-local_devices = _client.local_devices
-devices = _client.devices
-process_index = _client.process_index
-process_count = _client.process_count
+__all__ = ["ShardedArray", "device_put_sharded", "device_put_replicated", "replicate", "unreplicate"]
 
 
 class ShardedArray(Array):
@@ -197,7 +189,7 @@ def replicate(tree, devices=None):
 
     Example: `params = replicate(params)`; `unreplicate(params)` undoes it.
     """
-    return device_put_replicated(tree, local_devices() if devices is None else devices)
+    return device_put_replicated(tree, _client.local_devices() if devices is None else devices)
 
 
 def unreplicate(tree):

@@ -23,6 +23,47 @@ def versions():
             "devices": ",".join(str(d) for d in jax.devices())}
 
 
+def _training_setup(name, inputs, convnet):
+    """The network and loss of the training workloads (the mlp_adam_step MLP, or the convnet),
+    and the initial parameters: stax's own init gives the parameter tree, whose leaves are then
+    replaced by the shared NumPy draw (same shapes, checked), so every peer starts from identical
+    parameters."""
+    import jax
+    import jax.numpy as jnp
+    from jax.example_libraries import stax
+    import workloads as W
+
+    if not convnet:
+        init_fun, apply_fun = stax.serial(
+            stax.Dense(W.TRAIN_HIDDEN), stax.Relu, stax.Dense(W.TRAIN_HIDDEN), stax.Relu,
+            stax.Dense(W.TRAIN_CLASSES))
+
+        def loss(params, batch):
+            # softmax cross-entropy with integer labels (jax has no library one)
+            xb, yb = batch
+            logp = jax.nn.log_softmax(apply_fun(params, xb))
+            return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
+    else:
+        init_fun, apply_fun = stax.serial(
+            stax.Conv(W.CONV_CH[0], (3, 3), padding="SAME"), stax.Relu,
+            stax.Conv(W.CONV_CH[1], (3, 3), padding="SAME"), stax.Relu,
+            stax.MaxPool((2, 2)), stax.Flatten, stax.Dense(W.CONV_DENSE), stax.Relu,
+            stax.Dense(W.TRAIN_CLASSES), stax.LogSoftmax)
+
+        def loss(params, batch):
+            xb, yb = batch
+            logp = apply_fun(params, xb)
+            return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
+
+    _, init_params = init_fun(jax.random.PRNGKey(0), (-1, *inputs[0].shape[1:]))
+    leaves, tree = jax.tree_util.tree_flatten(init_params)
+    shapes = [tuple(a.shape) for a in leaves]
+    if shapes != [a.shape for a in inputs[2:]]:
+        raise RuntimeError(f"{name}: stax's parameter shapes {shapes} differ from the "
+                           f"shared ones {[a.shape for a in inputs[2:]]}")
+    return loss, jax.tree_util.tree_unflatten(tree, [jnp.asarray(a) for a in inputs[2:]])
+
+
 def build(name):
     import jax.numpy as jnp
     import workloads as W
@@ -332,40 +373,10 @@ def build(name):
 
     if name in ("mlp_adam_step", "convnet_step"):
         import jax
-        from jax.example_libraries import optimizers, stax
+        from jax.example_libraries import optimizers
 
         x, y = jnp.asarray(inputs[0]), jnp.asarray(inputs[1])
-        if name == "mlp_adam_step":
-            init_fun, apply_fun = stax.serial(
-                stax.Dense(W.TRAIN_HIDDEN), stax.Relu, stax.Dense(W.TRAIN_HIDDEN), stax.Relu,
-                stax.Dense(W.TRAIN_CLASSES))
-
-            def loss(params, batch):
-                # softmax cross-entropy with integer labels (jax has no library one)
-                xb, yb = batch
-                logp = jax.nn.log_softmax(apply_fun(params, xb))
-                return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
-        else:
-            init_fun, apply_fun = stax.serial(
-                stax.Conv(W.CONV_CH[0], (3, 3), padding="SAME"), stax.Relu,
-                stax.Conv(W.CONV_CH[1], (3, 3), padding="SAME"), stax.Relu,
-                stax.MaxPool((2, 2)), stax.Flatten, stax.Dense(W.CONV_DENSE), stax.Relu,
-                stax.Dense(W.TRAIN_CLASSES), stax.LogSoftmax)
-
-            def loss(params, batch):
-                xb, yb = batch
-                logp = apply_fun(params, xb)
-                return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
-
-        # stax's own init gives the parameter tree; its leaves are then replaced
-        # by the shared NumPy draw (same shapes, checked): identical parameters.
-        _, init_params = init_fun(jax.random.PRNGKey(0), (-1, *inputs[0].shape[1:]))
-        leaves, tree = jax.tree_util.tree_flatten(init_params)
-        shapes = [tuple(a.shape) for a in leaves]
-        if shapes != [a.shape for a in inputs[2:]]:
-            raise RuntimeError(f"{name}: stax's parameter shapes {shapes} differ from the "
-                               f"shared ones {[a.shape for a in inputs[2:]]}")
-        params0 = jax.tree_util.tree_unflatten(tree, [jnp.asarray(a) for a in inputs[2:]])
+        loss, params0 = _training_setup(name, inputs, convnet=name == "convnet_step")
         opt_init, opt_update, get_params = optimizers.adam(W.TRAIN_LR)
 
         @jax.jit
@@ -394,7 +405,7 @@ def build(name):
     if name in ("pmap_mlp_step_2dev", "mlp_step_global_1dev"):
         import jax
         import numpy as np
-        from jax.example_libraries import optimizers, stax
+        from jax.example_libraries import optimizers
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
         # The device count comes from Workload.env (XLA_FLAGS, read when jax
@@ -406,22 +417,7 @@ def build(name):
             raise RuntimeError(f"{name} needs {n_dev} CPU device(s) (XLA_FLAGS="
                                f"--xla_force_host_platform_device_count={n_dev} before "
                                f"importing jax), got {got}")
-        init_fun, apply_fun = stax.serial(
-            stax.Dense(W.TRAIN_HIDDEN), stax.Relu, stax.Dense(W.TRAIN_HIDDEN), stax.Relu,
-            stax.Dense(W.TRAIN_CLASSES))
-
-        def loss(params, batch):
-            xb, yb = batch
-            logp = jax.nn.log_softmax(apply_fun(params, xb))
-            return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
-
-        _, init_params = init_fun(jax.random.PRNGKey(0), (-1, W.TRAIN_IN))
-        leaves, tree = jax.tree_util.tree_flatten(init_params)
-        shapes = [tuple(a.shape) for a in leaves]
-        if shapes != [a.shape for a in inputs[2:]]:
-            raise RuntimeError(f"{name}: stax's parameter shapes {shapes} differ from the "
-                               f"shared ones {[a.shape for a in inputs[2:]]}")
-        params0 = jax.tree_util.tree_unflatten(tree, [jnp.asarray(a) for a in inputs[2:]])
+        loss, params0 = _training_setup(name, inputs, convnet=False)
         opt_init, opt_update, get_params = optimizers.adam(W.TRAIN_LR)
 
         if n_dev == 1:

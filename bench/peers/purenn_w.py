@@ -50,6 +50,46 @@ def versions():
     return out
 
 
+def _training_setup(name, inputs, convnet):
+    """The network and loss of the training workloads (the mlp_adam_step MLP, or the convnet),
+    and the initial parameters: nn's own init gives the parameter tree, whose leaves are then
+    replaced by the shared NumPy draw (same shapes, checked), so every peer starts from identical
+    parameters."""
+    import core.numpy as jnp
+    import nn
+    from core import random
+    from core.tree_util import tree_flatten, tree_unflatten
+    import workloads as W
+
+    if not convnet:
+        init_fun, apply_fun = nn.serial(
+            nn.Dense(W.TRAIN_HIDDEN), nn.Relu, nn.Dense(W.TRAIN_HIDDEN), nn.Relu,
+            nn.Dense(W.TRAIN_CLASSES))
+
+        def loss(params, batch):
+            xb, yb = batch
+            return nn.softmax_cross_entropy(apply_fun(params, xb), yb)
+    else:
+        init_fun, apply_fun = nn.serial(
+            nn.Conv(W.CONV_CH[0], (3, 3), padding="SAME"), nn.Relu,
+            nn.Conv(W.CONV_CH[1], (3, 3), padding="SAME"), nn.Relu,
+            nn.MaxPool((2, 2)), nn.Flatten, nn.Dense(W.CONV_DENSE), nn.Relu,
+            nn.Dense(W.TRAIN_CLASSES), nn.LogSoftmax)
+
+        def loss(params, batch):
+            xb, yb = batch
+            logp = apply_fun(params, xb)
+            return -jnp.mean(jnp.sum(logp * nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
+
+    _, init_params = init_fun(random.PRNGKey(0), (-1, *inputs[0].shape[1:]))
+    leaves, tree = tree_flatten(init_params)
+    shapes = [tuple(a.shape) for a in leaves]
+    if shapes != [a.shape for a in inputs[2:]]:
+        raise RuntimeError(f"{name}: nn's parameter shapes {shapes} differ from the "
+                           f"shared ones {[a.shape for a in inputs[2:]]}")
+    return loss, tree_unflatten(tree, [jnp.asarray(a) for a in inputs[2:]])
+
+
 def build(name):
     import core  # noqa: F401  (the framework; fails loudly if not importable)
     import core.numpy as jnp
@@ -327,42 +367,10 @@ def build(name):
         return body, lambda: matvec(w, xs)
 
     if name in ("mlp_adam_step", "convnet_step"):
-        import nn
         import optim
-        from core import random
-        from core.tree_util import tree_flatten, tree_unflatten
 
         x, y = jnp.asarray(inputs[0]), jnp.asarray(inputs[1])
-        if name == "mlp_adam_step":
-            init_fun, apply_fun = nn.serial(
-                nn.Dense(W.TRAIN_HIDDEN), nn.Relu, nn.Dense(W.TRAIN_HIDDEN), nn.Relu,
-                nn.Dense(W.TRAIN_CLASSES))
-
-            def loss(params, batch):
-                xb, yb = batch
-                return nn.softmax_cross_entropy(apply_fun(params, xb), yb)
-        else:
-            init_fun, apply_fun = nn.serial(
-                nn.Conv(W.CONV_CH[0], (3, 3), padding="SAME"), nn.Relu,
-                nn.Conv(W.CONV_CH[1], (3, 3), padding="SAME"), nn.Relu,
-                nn.MaxPool((2, 2)), nn.Flatten, nn.Dense(W.CONV_DENSE), nn.Relu,
-                nn.Dense(W.TRAIN_CLASSES), nn.LogSoftmax)
-
-            def loss(params, batch):
-                xb, yb = batch
-                logp = apply_fun(params, xb)
-                return -jnp.mean(jnp.sum(logp * nn.one_hot(yb, W.TRAIN_CLASSES), axis=1))
-
-        # The layers' own init gives the parameter tree; its leaves are then
-        # replaced by the shared NumPy draw (same shapes, checked), so every
-        # peer starts from identical parameters.
-        _, init_params = init_fun(random.PRNGKey(0), (-1, *inputs[0].shape[1:]))
-        leaves, tree = tree_flatten(init_params)
-        shapes = [tuple(a.shape) for a in leaves]
-        if shapes != [a.shape for a in inputs[2:]]:
-            raise RuntimeError(f"{name}: nn's parameter shapes {shapes} differ from the "
-                               f"shared ones {[a.shape for a in inputs[2:]]}")
-        params0 = tree_unflatten(tree, [jnp.asarray(a) for a in inputs[2:]])
+        loss, params0 = _training_setup(name, inputs, convnet=name == "convnet_step")
         opt_init, opt_update, get_params = optim.adam(W.TRAIN_LR)
 
         @core.jit
@@ -390,10 +398,8 @@ def build(name):
 
     if name in ("pmap_mlp_step_2dev", "mlp_step_global_1dev"):
         import numpy as np
-        import nn
         import optim
-        from core import lax, random
-        from core.tree_util import tree_flatten, tree_unflatten
+        from core import lax
 
         # The device count comes from Workload.env (PURENN_NUM_CPU_DEVICES, read
         # at import): a silent fallback to one device would time the wrong thing.
@@ -402,21 +408,7 @@ def build(name):
         if got != n_dev:
             raise RuntimeError(f"{name} needs {n_dev} CPU device(s) (PURENN_NUM_CPU_DEVICES={n_dev} "
                                f"before importing core), got {got}")
-        init_fun, apply_fun = nn.serial(
-            nn.Dense(W.TRAIN_HIDDEN), nn.Relu, nn.Dense(W.TRAIN_HIDDEN), nn.Relu,
-            nn.Dense(W.TRAIN_CLASSES))
-
-        def loss(params, batch):
-            xb, yb = batch
-            return nn.softmax_cross_entropy(apply_fun(params, xb), yb)
-
-        _, init_params = init_fun(random.PRNGKey(0), (-1, W.TRAIN_IN))
-        leaves, tree = tree_flatten(init_params)
-        shapes = [tuple(a.shape) for a in leaves]
-        if shapes != [a.shape for a in inputs[2:]]:
-            raise RuntimeError(f"{name}: nn's parameter shapes {shapes} differ from the "
-                               f"shared ones {[a.shape for a in inputs[2:]]}")
-        params0 = tree_unflatten(tree, [jnp.asarray(a) for a in inputs[2:]])
+        loss, params0 = _training_setup(name, inputs, convnet=False)
         opt_init, opt_update, get_params = optim.adam(W.TRAIN_LR)
 
         if n_dev == 1:
