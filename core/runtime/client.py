@@ -100,6 +100,8 @@ def _make_client():
                                         dist["client"])
         except Exception as e:
             print(f"purenn: CUDA plugin found but failed to start ({e}); using CPU", file=sys.stderr)
+    from . import host_memory
+    host_memory.tune()  # CPU device buffers are malloc'd host memory
     if dist is None:
         return xc.make_cpu_client(num_devices=_num_cpu_devices())
     collectives = _xla.make_gloo_tcp_collectives(dist["client"], hostname=dist["hostname"])
