@@ -407,15 +407,21 @@ class _JitFunction:
         # Fast path: flat, uncommitted Array arguments called eagerly, a signature seen before. It
         # goes straight to the executable (no flattening, no primitive dispatch).
         fast = self._fast
-        if fast is not None and not kwargs and _trace_state.trace.__class__ is EvalTrace \
-                and not _flags["check_outputs"] and not _flags["disable_jit"]:
+        if fast is not None and not kwargs and _trace_state.trace.__class__ is EvalTrace:
             try:  # the key: each argument's `_fkey` (its aval's type id; None when committed)
-                entry = fast.get(tuple(map(_fast_key_of, args)))
+                if len(args) == 2:  # the common arities spelled out: half the cost of the general form
+                    entry = fast.get((args[0]._fkey, args[1]._fkey))
+                elif len(args) == 1:
+                    entry = fast.get(args[0]._fkey)
+                else:
+                    entry = fast.get(tuple(map(_fast_key_of, args)))
             except AttributeError:  # an argument that is not an Array
                 entry = None
-            if entry is not None and entry[5] is config._trace_key:  # traced under the current config
-                execute, handlers, const_bufs, out_avals, out_tree, _ = entry
-                outs = execute([*const_bufs, *map(_buf_of, args)]).consume_with_handlers(handlers)
+            # Remembered under the current config (no change since; debug checks and disable_jit off)
+            if entry is not None and entry[0] is _flags["_jit_fast_token"]:
+                _, execute, handlers, const_bufs, out_avals, out_tree = entry
+                bufs = [a._buf for a in args]
+                outs = execute(const_bufs + bufs if const_bufs else bufs).consume_with_handlers(handlers)
                 if out_tree is None:  # a single array output
                     return Array(outs[0], out_avals[0])
                 return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
@@ -441,7 +447,8 @@ class _JitFunction:
 
     def _remember_fast(self, args, program, consts, out_tree):
         """Keep the executable of this signature for the fast path, when it qualifies."""
-        if _trace_state.trace.__class__ is not EvalTrace or _flags["check_outputs"] or batching.axis_env_key():
+        if _trace_state.trace.__class__ is not EvalTrace or _flags["_jit_fast_token"] is None \
+                or batching.axis_env_key():
             return
         values = list(consts) + list(args)
         if any(type(v) is not Array or v._device is not None for v in values):
@@ -449,9 +456,11 @@ class _JitFunction:
         exe, out_avals = dispatch.executable_for(jit_p, tuple(v.aval for v in values),
                                                  {"name": self._name_param, "jaxpr": program})
         key = tuple(a.aval.type_id for a in args)
+        if len(key) == 1:
+            key = key[0]  # as __call__ looks one-argument signatures up
         single = out_tree == tree_flatten(0)[1]
-        self._fast[key] = (exe.loaded.execute_sharded, exe.handlers, [c._buf for c in consts], out_avals,
-                           None if single else out_tree, config.trace_key())
+        self._fast[key] = (_flags["_jit_fast_token"], exe.loaded.execute_sharded, exe.handlers,
+                           [c._buf for c in consts], out_avals, None if single else out_tree)
         if len(self._fast) > self._max_cached:
             self._fast.pop(next(iter(self._fast)))
 

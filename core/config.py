@@ -64,6 +64,9 @@ class Config:
     def _update_derived(self):
         # one attribute the eager hot path reads to know whether any output check is on
         self.__dict__["check_outputs"] = self._values["debug_nans"] or self._values["debug_infs"]
+        # jit's fast path (api.py) runs a remembered executable only while this is the token it was
+        # remembered under: a new token after every config change, None while jit must not be skipped.
+        self.__dict__["_jit_fast_token"] = None if (self.check_outputs or self._values["disable_jit"]) else object()
 
     def read(self, name):
         return self._values[name]

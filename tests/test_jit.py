@@ -313,3 +313,20 @@ def test_fast_path_respects_disable_jit_config_and_new_signatures():
     core.clear_caches()
     f(x)
     assert len(calls) == 5  # clear_caches forgets jitted functions' traces too
+
+
+@pytest.mark.parametrize("nargs", [1, 2, 3])
+def test_fast_path_sees_debug_nans_turned_on(nargs):
+    f = core.jit(lambda *xs: jnp.log(sum(xs)))  # 1, 2 and 3 arguments: the fast path's key forms
+    xs = [jnp.ones(3)] * nargs
+    bad = [-x for x in xs]
+    f(*xs)  # the signature is now on the fast path, where a NaN passes unchecked
+    assert np.isnan(np.asarray(f(*bad))).all()
+    core.config.update("debug_nans", True)
+    try:
+        np.testing.assert_allclose(np.asarray(f(*xs)), np.log(nargs))
+        with pytest.raises(FloatingPointError, match="log"):
+            f(*bad)
+    finally:
+        core.config.update("debug_nans", False)
+    assert np.isnan(np.asarray(f(*bad))).all()  # and back on the fast path, unchecked
