@@ -197,6 +197,7 @@ def _describe_signature(avals, names):
 _live_jit_functions = weakref.WeakSet()
 _fast_key_of = operator.attrgetter("_fkey")
 _buf_of = operator.attrgetter("_buf")
+_new_array = Array.__new__
 _flags = config.__dict__
 
 
@@ -409,21 +410,33 @@ class _JitFunction:
         fast = self._fast
         if fast is not None and not kwargs and _trace_state.trace.__class__ is EvalTrace:
             try:  # the key: each argument's `_fkey` (its aval's type id; None when committed)
-                if len(args) == 2:  # the common arities spelled out: half the cost of the general form
-                    entry = fast.get((args[0]._fkey, args[1]._fkey))
+                # The common arities spelled out: a third of the cost of the general form.
+                if len(args) == 2:
+                    a0, a1 = args
+                    entry = fast.get((a0._fkey, a1._fkey))
+                    bufs = [a0._buf, a1._buf]
                 elif len(args) == 1:
-                    entry = fast.get(args[0]._fkey)
+                    a0, = args
+                    entry = fast.get(a0._fkey)
+                    bufs = [a0._buf]
+                elif len(args) == 3:
+                    a0, a1, a2 = args
+                    entry = fast.get((a0._fkey, a1._fkey, a2._fkey))
+                    bufs = [a0._buf, a1._buf, a2._buf]
                 else:
                     entry = fast.get(tuple(map(_fast_key_of, args)))
+                    bufs = list(map(_buf_of, args))
             except AttributeError:  # an argument that is not an Array
                 entry = None
             # Remembered under the current config (no change since; debug checks and disable_jit off)
             if entry is not None and entry[0] is _flags["_jit_fast_token"]:
                 _, execute, handlers, const_bufs, out_avals, out_tree = entry
-                bufs = [a._buf for a in args]
                 outs = execute(const_bufs + bufs if const_bufs else bufs).consume_with_handlers(handlers)
-                if out_tree is None:  # a single array output
-                    return Array(outs[0], out_avals[0])
+                if out_tree is None:  # a single array output, built as Array.__init__ would (~100 ns less)
+                    out = _new_array(Array)
+                    out._buf, out.aval, out._npy, out._device, out._fkey = outs[0], out_avals[0], None, None, \
+                        out_avals[0].type_id
+                    return out
                 return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
         # The body is inline (no helper call) because this is jit's dispatch path; the `try` is
         # free until an error leaves it, when purenn's frames are cut from its traceback (F12).

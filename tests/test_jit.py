@@ -330,3 +330,21 @@ def test_fast_path_sees_debug_nans_turned_on(nargs):
     finally:
         core.config.update("debug_nans", False)
     assert np.isnan(np.asarray(f(*bad))).all()  # and back on the fast path, unchecked
+
+
+@pytest.mark.parametrize("nargs", [1, 2, 3, 4, 5])
+def test_fast_path_every_arity_with_mixed_argument_kinds(nargs):
+    # Each arity has its own spelled-out key on the fast path; a non-Array argument (a Python
+    # number, a NumPy array) or a committed Array in any position must fall back, not misfire.
+    f = core.jit(lambda *xs: sum(x * (i + 1) for i, x in enumerate(xs)))
+    base = [np.arange(3, dtype=np.float32) + i for i in range(nargs)]
+    expected = sum(b * (i + 1) for i, b in enumerate(base))
+    arrays = [jnp.asarray(b) for b in base]
+    for _ in range(3):  # the second and third calls take the fast path
+        np.testing.assert_allclose(np.asarray(f(*arrays)), expected)
+    committed = core.device_put(arrays[-1], core.devices()[0])
+    for other in (base[-1], committed):
+        mixed = arrays[:-1] + [other]
+        np.testing.assert_allclose(np.asarray(f(*mixed)), expected)
+    np.testing.assert_allclose(np.asarray(f(*arrays[:-1], 2.0)), expected - base[-1] * nargs + 2.0 * nargs)
+    np.testing.assert_allclose(np.asarray(f(*arrays)), expected)
