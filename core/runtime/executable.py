@@ -5,6 +5,7 @@ import threading
 import numpy as np
 
 from .client import _xla, xc, backend
+from . import compilation_cache
 from .buffers import single_device_sharding
 
 
@@ -31,7 +32,8 @@ def compile_module(text, out_avals, device=None):
     device = device or b.default_device
     options = xc.CompileOptions()
     options.device_assignment = xc.DeviceAssignment.create(np.array([[device.id]]))
-    loaded = b.client.compile_and_load(text, _xla.DeviceList((device,)), options)
+    loaded = compilation_cache.compile_and_load(b.client, text, _xla.DeviceList((device,)), (device,), options,
+                                                "single-device")
     return Executable(loaded, out_avals, device, text)
 
 
@@ -71,7 +73,7 @@ class ExecutableCache:
         return {"hits": self.hits, "misses": self.misses, "size": len(self._entries), "maxsize": self.maxsize}
 
 
-_caches = {}
+_caches = {"persistent": compilation_cache.info}
 
 
 def register_cache(name, cache):

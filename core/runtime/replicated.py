@@ -11,6 +11,7 @@ and passes only the buffers of its own (local) devices.
 import numpy as np
 
 from .client import _xla, xc, backend
+from . import compilation_cache
 from .buffers import put
 
 __all__ = ["compile_replicated", "ReplicatedExecutable", "assemble", "shards_of", "put_shards", "device_of"]
@@ -53,7 +54,8 @@ def compile_replicated(text, out_avals, devices):
     options = xc.CompileOptions()
     options.num_replicas, options.num_partitions = len(devices), 1
     options.device_assignment = xc.DeviceAssignment.create(np.array([[d.id] for d in devices]))
-    loaded = b.client.compile_and_load(text, _xla.DeviceList(tuple(devices)), options)
+    loaded = compilation_cache.compile_and_load(b.client, text, _xla.DeviceList(tuple(devices)), tuple(devices),
+                                                options, f"replicas={len(devices)}")
     return ReplicatedExecutable(loaded, out_avals, devices, text)
 
 
