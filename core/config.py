@@ -30,6 +30,19 @@ def _env_float(name, default):
     return value
 
 
+def _env_int(name, default):
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+    if value < -1:
+        raise ValueError(f"{name} must be >= -1, got {raw!r}")
+    return value
+
+
 class Config:
     """The flags, with their defaults and documentation. Unknown names are errors."""
 
@@ -59,6 +72,9 @@ class Config:
             lambda: _env_float("PURENN_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", 0.0),
             "Only programs whose compile took at least this long are written to the persistent cache "
             "(default 0: all; loading even a small eager program is ~20x faster than compiling it)."),
+        "compilation_cache_max_size": (lambda: _env_int("PURENN_COMPILATION_CACHE_MAX_SIZE", 1 << 30),
+                                       "The persistent cache's size limit in bytes (default 1 GiB; -1: none); "
+                                       "the least recently used entries go first."),
     }
     _CHOICES = {"numpy_rank_promotion": ("allow", "warn", "raise"),
                 "numpy_dtype_promotion": ("standard", "strict")}
@@ -79,6 +95,10 @@ class Config:
             raise ValueError(f"config option {name!r} must be one of {choices}, got {value!r}")
         if name == "compilation_cache_dir" and not (value is None or isinstance(value, (str, os.PathLike))):
             raise TypeError(f"config option 'compilation_cache_dir' must be a path or None, got {value!r}")
+        if name == "compilation_cache_max_size" and (
+                isinstance(value, bool) or not isinstance(value, int) or value < -1):
+            raise ValueError("config option 'compilation_cache_max_size' must be a number of bytes >= 0, or -1 for "
+                             f"no limit, got {value!r}")
         if name == "persistent_cache_min_compile_time_secs" and (
                 isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0):
             raise ValueError("config option 'persistent_cache_min_compile_time_secs' must be a number of seconds "

@@ -153,6 +153,47 @@ def test_an_entry_from_another_cpu_is_not_loaded(cache_dir, monkeypatch):
     assert _stats()["hits"] == 0 and _stats()["writes"] >= 1
 
 
+def _dir_size(directory):
+    return sum(os.path.getsize(directory / n) for n in _entries(directory))
+
+
+def test_the_directory_stays_within_its_size_limit_least_recently_used_out_first(cache_dir):
+    # Distinct programs: each bakes its own literal in.
+    fs = [core.jit(lambda x, k=k: x * float(k) + float(k) / 2) for k in range(12)]
+    x = np.ones(4, np.float32)
+    np.testing.assert_allclose(np.asarray(fs[0](x)), 0.0)
+    entry = max(os.path.getsize(cache_dir / n) for n in _entries(cache_dir))
+    limit = 5 * entry
+    core.config.update("compilation_cache_max_size", limit)
+    try:
+        for k in range(1, 6):
+            np.testing.assert_allclose(np.asarray(fs[k](x)), 1.5 * k)
+            assert _dir_size(cache_dir) <= limit
+        # fs[0] and fs[1] are gone; fs[2]'s entry is now the oldest. Age every entry explicitly (file
+        # systems differ in timestamp resolution), then use fs[2]'s entry again: a hit marks it as
+        # recently used, so the next evictions take the others first.
+        now = os.stat(cache_dir).st_mtime
+        for i, name in enumerate(_entries(cache_dir)):
+            os.utime(cache_dir / name, (now - 1000 + i, now - 1000 + i))
+        core.clear_caches()
+        np.testing.assert_allclose(np.asarray(fs[2](x)), 3.0)
+        assert _stats()["hits"] == 1
+        kept = [n for n in _entries(cache_dir) if os.stat(cache_dir / n).st_mtime > now - 500]
+        assert len(kept) == 1
+        before = set(_entries(cache_dir))
+        for k in (6, 7):  # the second of these overflows the limit: two entries go
+            np.testing.assert_allclose(np.asarray(fs[k](x)), 1.5 * k)
+            assert _dir_size(cache_dir) <= limit
+        assert _stats()["evictions"] == 2
+        evicted = before - set(_entries(cache_dir))
+        assert len(evicted) == 2 and kept[0] not in evicted  # the recently used entry stayed
+        for k in range(8, 12):
+            np.testing.assert_allclose(np.asarray(fs[k](x)), 1.5 * k)
+            assert _dir_size(cache_dir) <= limit
+    finally:
+        core.config.update("compilation_cache_max_size", 1 << 30)
+
+
 def test_programs_below_the_compile_time_threshold_are_not_written(cache_dir):
     core.config.update("persistent_cache_min_compile_time_secs", 3600.0)
     core.jit(lambda x: x / 7.0)(np.ones(3, np.float32))
@@ -184,6 +225,8 @@ def test_pmap_programs_are_cached_too(cache_dir):
     ("compilation_cache_dir", 3, TypeError),
     ("persistent_cache_min_compile_time_secs", -1.0, ValueError),
     ("persistent_cache_min_compile_time_secs", "1", ValueError),
+    ("compilation_cache_max_size", -2, ValueError),
+    ("compilation_cache_max_size", 1.5, ValueError),
 ])
 def test_config_values_are_checked(name, value, error):
     with pytest.raises(error, match=name):

@@ -9,9 +9,11 @@ count); a hit deserializes the executable instead of compiling.
 A program whose compile took less than `config.persistent_cache_min_compile_time_secs` is not
 written. The default is 0, unlike JAX's 1 s: loading even a small eager program (~1 ms) is much
 faster than compiling it (~25 ms), and building the bench's convnet with its initialisation took
-8.4 s cold and 1.15 s from the cache (175 entries, 2 MB). There is no size limit; deleting the
-directory (or any entry) at any time is safe. Programs with host callbacks are never cached (the
-callables cannot be serialized).
+8.4 s cold and 1.15 s from the cache (175 entries, 2 MB). The directory is bounded by
+`config.compilation_cache_max_size` (default 1 GiB; -1: no limit): past it, the least recently
+used entries are deleted down to 80 % of the limit (a hit refreshes its entry's modification
+time). Deleting the directory, or any entry, at any time is safe. Programs with host callbacks are
+never cached (the callables cannot be serialized).
 
 An entry is one file: a magic line, the SHA-256 of the payload, the payload (jaxlib's serialized
 executable). It is written to a temporary file in the same directory and renamed into place, so a
@@ -37,9 +39,10 @@ from .client import jaxlib_version
 MAGIC = b"purenn-xla-executable-v1\n"
 _DIGEST_BYTES = 32
 
-_stats = {"hits": 0, "misses": 0, "writes": 0, "errors": 0}
+_stats = {"hits": 0, "misses": 0, "writes": 0, "evictions": 0, "errors": 0}
 _reported = set()  # (kind, path) pairs already warned about: one warning each per process
 _unusable = set()  # directories that could not be created or written: off for this process
+_sizes = {}  # directory -> this process's running estimate of its entries' total size (bytes)
 
 
 def _warn_once(kind, path, message):
@@ -134,6 +137,48 @@ def _usable_directory():
     return directory
 
 
+def _scan(directory):
+    """(mtime, size, path) of every entry in `directory`."""
+    found = []
+    with os.scandir(directory) as it:
+        for e in it:
+            if e.name.endswith(".xla"):
+                try:
+                    st = e.stat()
+                except FileNotFoundError:  # evicted by another process meanwhile
+                    continue
+                found.append((st.st_mtime, st.st_size, e.path))
+    return found
+
+
+def _account(directory, added):
+    """Add a written entry's size to the directory's total; over the limit, delete the least
+    recently used entries (oldest modification time: a hit touches its entry) down to 80 % of it.
+    The total is re-read from the directory whenever it is first needed and at every eviction, so
+    other processes' writes are counted then."""
+    limit = config.compilation_cache_max_size
+    if limit < 0:
+        return
+    total = _sizes.get(directory)
+    if total is None:
+        total = sum(size for _, size, _ in _scan(directory))
+    else:
+        total += added
+    if total > limit:
+        entries = sorted(_scan(directory))
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in entries:
+            if total <= 0.8 * limit:
+                break
+            try:
+                os.unlink(path)
+                _stats["evictions"] += 1
+            except FileNotFoundError:
+                pass
+            total -= size
+    _sizes[directory] = total
+
+
 def compile_and_load(client, text, device_list, devices, options, options_key):
     """`client.compile_and_load(text, device_list, options)`, through the cache when it is on.
     `options_key` is a string that describes `options` (what else the compiled code depends on)."""
@@ -146,6 +191,10 @@ def compile_and_load(client, text, device_list, devices, options, options_key):
         if payload is not None:
             loaded = client.deserialize_executable(payload, device_list, options)
             _stats["hits"] += 1
+            try:
+                os.utime(path)  # recently used: evicted last
+            except OSError:
+                pass
             return loaded
     except Exception as e:  # a corrupt file or one this jaxlib cannot load: drop it, compile anew
         _stats["errors"] += 1
@@ -160,8 +209,10 @@ def compile_and_load(client, text, device_list, devices, options, options_key):
     loaded = client.compile_and_load(text, device_list, options)
     if time.perf_counter() - start >= config.persistent_cache_min_compile_time_secs:
         try:
-            _write(directory, path, client.serialize_executable(loaded))
+            payload = client.serialize_executable(loaded)
+            _write(directory, path, payload)
             _stats["writes"] += 1
+            _account(directory, len(MAGIC) + _DIGEST_BYTES + len(payload))
         except Exception as e:
             _stats["errors"] += 1
             _unusable.add(directory)
