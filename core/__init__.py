@@ -30,7 +30,7 @@ from . import scipy  # noqa: F401
 
 def clear_caches():
     """Drop every compiled executable (eager, jit and pmap caches) and cached constants."""
-    from .runtime import clear_executable_cache
+    from .runtime import clear_executable_cache, host_memory
     from . import array as _array
     from .api import clear_jit_caches
     from .pmap import clear_pmap_caches
@@ -38,6 +38,7 @@ def clear_caches():
     clear_jit_caches()
     clear_pmap_caches()
     _array._scalar_cache.clear()
+    host_memory.release_free_memory()  # the freed executables' memory back to the system
 
 
 def cache_info():
