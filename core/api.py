@@ -18,6 +18,7 @@ import contextlib
 import functools
 import inspect
 import operator
+import os
 import warnings
 import weakref
 
@@ -201,6 +202,22 @@ _new_array = Array.__new__
 _flags = config.__dict__
 
 
+def _finish_outputs(out_tree, outs, out_avals):
+    """The fast path's results (jaxlib arrays) as Arrays, in the function's output structure."""
+    return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
+
+
+try:  # jit's fast path in C (core/_jitfast.c), built at install time where there is a compiler
+    if os.environ.get("PURENN_PURE_PYTHON_JIT", "") == "1":
+        raise ImportError("PURENN_PURE_PYTHON_JIT=1")
+    from . import _jitfast
+    _jitfast.configure(_trace_state, EvalTrace, _flags, Array, _finish_outputs)
+    _JitBase = _jitfast.JitBase
+except ImportError:
+    _jitfast = None
+    _JitBase = object
+
+
 def clear_jit_caches():
     """Forget every jitted function's traces and fast-path executables (`core.clear_caches`)."""
     for f in list(_live_jit_functions):
@@ -225,7 +242,7 @@ def _check_backend(backend, device):
     return backend.lower()
 
 
-class _JitFunction:
+class _JitFunction(_JitBase):
     """The callable that `jit` returns. It owns its trace cache (bounded, LRU), so a jitted
     closure made in a loop does not grow any global cache without bound."""
 
@@ -404,42 +421,13 @@ class _JitFunction:
             RuntimeWarning, stacklevel=4)
 
     # -- calling --------------------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
-        # Fast path: flat, uncommitted Array arguments called eagerly, a signature seen before. It
-        # goes straight to the executable (no flattening, no primitive dispatch).
-        fast = self._fast
-        if fast is not None and not kwargs and _trace_state.trace.__class__ is EvalTrace:
-            try:  # the key: each argument's `_fkey` (its aval's type id; None when committed)
-                # The common arities spelled out: a third of the cost of the general form.
-                if len(args) == 2:
-                    a0, a1 = args
-                    entry = fast.get((a0._fkey, a1._fkey))
-                    bufs = [a0._buf, a1._buf]
-                elif len(args) == 1:
-                    a0, = args
-                    entry = fast.get(a0._fkey)
-                    bufs = [a0._buf]
-                elif len(args) == 3:
-                    a0, a1, a2 = args
-                    entry = fast.get((a0._fkey, a1._fkey, a2._fkey))
-                    bufs = [a0._buf, a1._buf, a2._buf]
-                else:
-                    entry = fast.get(tuple(map(_fast_key_of, args)))
-                    bufs = list(map(_buf_of, args))
-            except AttributeError:  # an argument that is not an Array
-                entry = None
-            # Remembered under the current config (no change since; debug checks and disable_jit off)
-            if entry is not None and entry[0] is _flags["_jit_fast_token"]:
-                _, execute, handlers, const_bufs, out_avals, out_tree = entry
-                outs = execute(const_bufs + bufs if const_bufs else bufs).consume_with_handlers(handlers)
-                if out_tree is None:  # a single array output, built as Array.__init__ would (~100 ns less)
-                    out = _new_array(Array)
-                    out._buf, out.aval, out._npy, out._device, out._fkey = outs[0], out_avals[0], None, None, \
-                        out_avals[0].type_id
-                    return out
-                return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
-        # The body is inline (no helper call) because this is jit's dispatch path; the `try` is
-        # free until an error leaves it, when purenn's frames are cut from its traceback (F12).
+    # A call is `_jitfast.JitBase`'s C fast path when the extension is built, else `_python_call`
+    # (installed as __call__ below the class); both end in `_call_slow` for anything but a
+    # remembered signature.
+    def _call_slow(self, *args, **kwargs):
+        """Every call the fast path does not serve: trace or look up, compile, run."""
+        # The `try` is free until an error leaves it, when purenn's frames are cut from its
+        # traceback (F12).
         try:
             if config.disable_jit:
                 return self.fun(*args, **kwargs)
@@ -521,6 +509,53 @@ class _JitFunction:
 
     def __repr__(self):
         return f"<jitted function {self.fun_name}>"
+
+
+def _python_call(self, *args, **kwargs):
+    """jit's fast path in Python, the same steps as the C one (core/_jitfast.c): flat, uncommitted
+    Array arguments, called outside any trace, a signature seen before under the current config:
+    straight to the executable (no flattening, no primitive dispatch). Used when the extension is
+    not built, and by the tests as the reference for the C path."""
+    fast = self._fast
+    if fast is not None and not kwargs and _trace_state.trace.__class__ is EvalTrace:
+        try:  # the key: each argument's `_fkey` (its aval's type id; None when committed)
+            # The common arities spelled out: a third of the cost of the general form.
+            if len(args) == 2:
+                a0, a1 = args
+                entry = fast.get((a0._fkey, a1._fkey))
+                bufs = [a0._buf, a1._buf]
+            elif len(args) == 1:
+                a0, = args
+                entry = fast.get(a0._fkey)
+                bufs = [a0._buf]
+            elif len(args) == 3:
+                a0, a1, a2 = args
+                entry = fast.get((a0._fkey, a1._fkey, a2._fkey))
+                bufs = [a0._buf, a1._buf, a2._buf]
+            else:
+                entry = fast.get(tuple(map(_fast_key_of, args)))
+                bufs = list(map(_buf_of, args))
+        except AttributeError:  # an argument that is not an Array
+            entry = None
+        # Remembered under the current config (no change since; debug checks and disable_jit off)
+        if entry is not None and entry[0] is _flags["_jit_fast_token"]:
+            _, execute, handlers, const_bufs, out_avals, out_tree = entry
+            outs = execute(const_bufs + bufs if const_bufs else bufs).consume_with_handlers(handlers)
+            if out_tree is None:  # a single array output, built as Array.__init__ would (~100 ns less)
+                out = _new_array(Array)
+                out._buf, out.aval, out._npy, out._device, out._fkey = outs[0], out_avals[0], None, None, \
+                    out_avals[0].type_id
+                return out
+            return _finish_outputs(out_tree, outs, out_avals)
+    try:  # this frame is the entry point here: errors must leave it filtered (F12)
+        return self._call_slow(*args, **kwargs)
+    except Exception as e:
+        traceback_util.filter_exception(e)
+        raise
+
+
+if _JitBase is object:
+    _JitFunction.__call__ = _python_call
 
 
 class Lowered:
@@ -656,7 +691,8 @@ def disable_jit(disable=True):
         config.update("disable_jit", previous)
 
 
-traceback_util.register_boundary(_JitFunction.__call__)
+traceback_util.register_boundary(_JitFunction._call_slow)
+traceback_util.register_boundary(_python_call)
 
 
 def named_call(fun, *, name=None):

@@ -13,7 +13,7 @@ import pytest
 
 import core
 import core.numpy as jnp
-from core import errors, lax, random
+from core import api, errors, lax, random
 from core.ir import check_jaxpr, JaxprTypeError
 
 
@@ -351,9 +351,30 @@ def test_fast_path_respects_disable_jit_config_and_new_signatures():
     assert len(calls) == 5  # clear_caches forgets jitted functions' traces too
 
 
+class _PythonFastPathJit(api._JitFunction):
+    __call__ = api._python_call
+
+
+FAST_PATHS = ["c", "python"]
+
+
+def _jit_on(impl, fun):
+    """core.jit(fun) with the fast path `impl`: the C extension (core/_jitfast.c; skipped when it
+    is not built) or the Python one it mirrors (api._python_call)."""
+    f = core.jit(fun)
+    if impl == "c":
+        if api._jitfast is None:
+            pytest.skip("core._jitfast is not built here")
+        assert type(f).__call__ is not api._python_call
+    else:
+        f.__class__ = _PythonFastPathJit
+    return f
+
+
+@pytest.mark.parametrize("impl", FAST_PATHS)
 @pytest.mark.parametrize("nargs", [1, 2, 3])
-def test_fast_path_sees_debug_nans_turned_on(nargs):
-    f = core.jit(lambda *xs: jnp.log(sum(xs)))  # 1, 2 and 3 arguments: the fast path's key forms
+def test_fast_path_sees_debug_nans_turned_on(nargs, impl):
+    f = _jit_on(impl, lambda *xs: jnp.log(sum(xs)))  # 1, 2 and 3 arguments: the fast path's key forms
     xs = [jnp.ones(3)] * nargs
     bad = [-x for x in xs]
     f(*xs)  # the signature is now on the fast path, where a NaN passes unchecked
@@ -368,11 +389,17 @@ def test_fast_path_sees_debug_nans_turned_on(nargs):
     assert np.isnan(np.asarray(f(*bad))).all()  # and back on the fast path, unchecked
 
 
-@pytest.mark.parametrize("nargs", [1, 2, 3, 4, 5])
-def test_fast_path_every_arity_with_mixed_argument_kinds(nargs):
+@pytest.mark.parametrize("impl", FAST_PATHS)
+@pytest.mark.parametrize("nargs", [0, 1, 2, 3, 4, 5])
+def test_fast_path_every_arity_with_mixed_argument_kinds(nargs, impl):
     # Each arity has its own spelled-out key on the fast path; a non-Array argument (a Python
     # number, a NumPy array) or a committed Array in any position must fall back, not misfire.
-    f = core.jit(lambda *xs: sum(x * (i + 1) for i, x in enumerate(xs)))
+    if nargs == 0:
+        f = _jit_on(impl, lambda: jnp.arange(3.0) * 2.0)
+        for _ in range(3):
+            np.testing.assert_allclose(np.asarray(f()), [0.0, 2.0, 4.0])
+        return
+    f = _jit_on(impl, lambda *xs: sum(x * (i + 1) for i, x in enumerate(xs)))
     base = [np.arange(3, dtype=np.float32) + i for i in range(nargs)]
     expected = sum(b * (i + 1) for i, b in enumerate(base))
     arrays = [jnp.asarray(b) for b in base]
