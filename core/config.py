@@ -17,29 +17,17 @@ def _env_bool(name, default):
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
-def _env_float(name, default):
+def _env_number(name, default, kind, minimum):
+    """An environment variable read as `kind` (int or float), at least `minimum`; unset: default."""
     raw = os.environ.get(name)
     if raw is None:
         return default
     try:
-        value = float(raw)
+        value = kind(raw)
     except ValueError:
-        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if not value >= 0:
-        raise ValueError(f"{name} must be >= 0, got {raw!r}")
-    return value
-
-
-def _env_int(name, default):
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
-    if value < -1:
-        raise ValueError(f"{name} must be >= -1, got {raw!r}")
+        raise ValueError(f"{name} must be {'an integer' if kind is int else 'a number'}, got {raw!r}") from None
+    if not value >= minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {raw!r}")
     return value
 
 
@@ -69,10 +57,10 @@ class Config:
                                   "persistent compilation cache); None: off. Loading an entry runs its "
                                   "machine code: use a directory only you can write."),
         "persistent_cache_min_compile_time_secs": (
-            lambda: _env_float("PURENN_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", 0.0),
+            lambda: _env_number("PURENN_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", 0.0, float, 0),
             "Only programs whose compile took at least this long are written to the persistent cache "
             "(default 0: all; loading even a small eager program is ~20x faster than compiling it)."),
-        "compilation_cache_max_size": (lambda: _env_int("PURENN_COMPILATION_CACHE_MAX_SIZE", 1 << 30),
+        "compilation_cache_max_size": (lambda: _env_number("PURENN_COMPILATION_CACHE_MAX_SIZE", 1 << 30, int, -1),
                                        "The persistent cache's size limit in bytes (default 1 GiB; -1: none); "
                                        "the least recently used entries go first."),
     }
