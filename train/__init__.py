@@ -1,1 +1,13 @@
-"""`train`: see the open issues; this package is built after the core."""
+"""`train`: the YAML-configured trainer (`train CONFIG.yaml`) and its library form,
+`train.fit(config) -> Result`. Its modules, in reading order: config, registry, data, step,
+checkpoint, logs, loop, cli; the design is in docs/design.md ("The trainer")."""
+
+__all__ = ["fit", "Result"]
+
+
+def __getattr__(name):
+    # imported on first use, so `train --help` and config errors do not wait for the core
+    if name in __all__:
+        from . import loop
+        return getattr(loop, name)
+    raise AttributeError(f"module 'train' has no attribute {name!r}")

@@ -1,0 +1,206 @@
+"""The training loop end to end (`train.fit`): exact resume (docs/reliability.md T6, T9), one
+trace per step function (S1), non-finite policies (T8), several devices, the logs read back with
+TensorBoard's own reader, and the model/data checks a user meets first.
+
+Runs are tiny (synthetic data, a few dozen steps) so each test takes a second or two.
+"""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import train
+from train import config as config_lib
+from train import data as data_lib
+from train import loop as loop_lib
+
+
+def small_config(workdir, **sections):
+    """A fast run: 80 synthetic training examples (100 less a 20 % validation split) in batches of
+    12, so 7 per epoch with a ragged last batch of 8; an MLP, Adam with a constant step size,
+    logging every step."""
+    cfg = {
+        "run": {"workdir": str(workdir), "steps": 14, "log_every": 1, "progress": "off",
+                "compilation_cache": False},
+        "data": {"name": "synthetic_classification", "num_train": 100, "num_test": 40, "input_dim": 6,
+                 "num_classes": 3, "batch_size": 12, "validation_fraction": 0.2, "prefetch": 1},
+        "model": {"preset": "mlp", "args": {"hidden": [16]}},
+        "optimizer": {"name": "adam", "learning_rate": 0.01},
+        "eval": {"every": 5},
+        "checkpoint": {"every": 4, "keep": 10},
+    }
+    for name, values in sections.items():
+        cfg.setdefault(name, {}).update(values)
+    return cfg
+
+
+def jsonl(workdir):
+    with open(os.path.join(workdir, "metrics.jsonl")) as f:
+        return [json.loads(line) for line in f]
+
+
+def losses(workdir):
+    return [(r["step"], r["train/loss"]) for r in jsonl(workdir) if "train/loss" in r]
+
+
+def leaves(tree):
+    from core.tree_util import tree_flatten_with_path, keystr
+    return {keystr(p): np.asarray(v) for p, v in tree_flatten_with_path(tree)[0]}
+
+
+def assert_trees_equal(a, b):
+    la, lb = leaves(a), leaves(b)
+    assert la.keys() == lb.keys()
+    for k in la:
+        np.testing.assert_array_equal(la[k], lb[k], err_msg=k)
+        assert la[k].dtype == lb[k].dtype, k
+
+
+def test_fit_trains_and_returns_a_result(tmp_path):
+    result = train.fit(small_config(tmp_path, run={"steps": 60}, eval={"every": 0}))
+    assert result.steps == 60
+    assert result.metrics["test/accuracy"] > 0.8       # the blobs are separable
+    assert os.path.isdir(result.checkpoint)
+    assert os.path.exists(tmp_path / "config.yaml")
+    # the config written to the workdir loads back to the same resolved config
+    again = config_lib.load_config([str(tmp_path / "config.yaml")])
+    assert again.to_dict() == config_lib.config_from_dict(small_config(tmp_path, run={"steps": 60},
+                                                                       eval={"every": 0})).to_dict()
+
+
+def interrupt_at(monkeypatch, step):
+    """Simulate SIGTERM arriving during step `step`: the flag the handler would set."""
+    original = loop_lib._Loop._after_step
+
+    def after_step(self):
+        if self.step == step:
+            self.r.flag.signame = "SIGTERM"
+        original(self)
+    monkeypatch.setattr(loop_lib._Loop, "_after_step", after_step)
+
+
+# the first step; the last of epoch 1 (7 batches); the first of epoch 2; mid-epoch; a checkpoint step
+@pytest.mark.parametrize("k", [1, 7, 8, 10, 4])
+def test_resume_is_bitwise_identical_T6(tmp_path, monkeypatch, k):
+    """T6/T9: a run interrupted at step k and resumed equals the uninterrupted run bit for bit: the
+    per-step losses, the logged eval metrics, the final parameters and optimizer state."""
+    full = train.fit(small_config(tmp_path / "full"))
+    with monkeypatch.context() as m:
+        interrupt_at(m, k)
+        with pytest.raises(loop_lib.Preempted) as info:
+            train.fit(small_config(tmp_path / "cut"))
+    assert info.value.step == k
+    resumed = train.fit(small_config(tmp_path / "cut"))
+    assert losses(tmp_path / "cut") == losses(tmp_path / "full")
+    evals = [{k2: v for k2, v in r.items() if k2.startswith(("eval/", "test/"))} | {"step": r["step"]}
+             for r in jsonl(tmp_path / "full") if any(x.startswith(("eval/", "test/")) for x in r)]
+    evals_cut = [{k2: v for k2, v in r.items() if k2.startswith(("eval/", "test/"))} | {"step": r["step"]}
+                 for r in jsonl(tmp_path / "cut") if any(x.startswith(("eval/", "test/")) for x in r)]
+    assert evals_cut == evals
+    assert_trees_equal(resumed.state, full.state)
+    assert resumed.metrics == full.metrics
+
+
+def test_one_trace_per_step_function_S1(tmp_path, monkeypatch):
+    """S1: a whole run (three epochs, the last batch of each ragged and padded) traces the train
+    step once and the eval step once."""
+    seen = []
+    original = loop_lib.make_steps
+
+    def spy(*args, **kwargs):
+        fns = original(*args, **kwargs)
+        seen.append(fns)
+        return fns
+    monkeypatch.setattr(loop_lib, "make_steps", spy)
+    train.fit(small_config(tmp_path, run={"steps": 21}))
+    assert seen[0].trace_counts == {"train": 1, "eval": 1}
+    assert len(seen[0].train_step._cache) == 1
+
+
+def nan_at(monkeypatch, bad_steps):
+    """Make the batches of the given global steps (1-based) carry a NaN input."""
+    original = data_lib.batches
+    per_epoch = data_lib.num_batches(80, 12)
+
+    def batches(split, batch_size, *, epoch=0, **kw):
+        for index, batch in original(split, batch_size, epoch=epoch, **kw):
+            if kw.get("shuffle", True) and epoch * per_epoch + index + 1 in bad_steps:
+                batch = dict(batch, x=batch["x"].copy())
+                batch["x"][0, 0] = np.nan
+            yield index, batch
+    monkeypatch.setattr(data_lib, "batches", batches)
+
+
+def test_nonfinite_stop_names_the_step_T8(tmp_path, monkeypatch):
+    nan_at(monkeypatch, {6})
+    with pytest.raises(loop_lib.NonFiniteLossError, match=r"at step 6.*newest committed checkpoint is step 4"):
+        train.fit(small_config(tmp_path))
+
+
+def test_nonfinite_skip_keeps_state_bitwise_T8(tmp_path, monkeypatch):
+    """skip: the non-finite steps change nothing; the run equals one whose bad batches left the
+    parameters alone, and the count is logged."""
+    nan_at(monkeypatch, {3, 8})
+    result = train.fit(small_config(tmp_path, run={"on_nonfinite": "skip"}))
+    nf = result.state["nonfinite"]
+    assert int(nf["total"]) == 2 and int(nf["first_step"]) == 2 and int(nf["longest"]) == 1
+    assert jsonl(tmp_path)[-1].get("train/nonfinite_steps", None) == 2.0 or \
+        any(r.get("train/nonfinite_steps") == 2.0 for r in jsonl(tmp_path))
+    assert all(np.isfinite(v).all() for v in leaves(result.state).values() if v.dtype.kind == "f")
+
+
+def test_nonfinite_skip_aborts_after_k_in_a_row_T8(tmp_path, monkeypatch):
+    nan_at(monkeypatch, {3, 4, 5})
+    with pytest.raises(loop_lib.NonFiniteLossError, match="3 consecutive steps"):
+        train.fit(small_config(tmp_path, run={"on_nonfinite": "skip", "max_consecutive_nonfinite": 3}))
+
+
+def test_two_devices_equal_one(tmp_path):
+    """The pmapped step on 2 CPU devices equals one device on the same global batch (float32
+    rounding), BatchNorm statistics included."""
+    layers = [{"Dense": 16}, {"BatchNorm": {"axis": [0]}}, "Relu", {"Dense": 3}]
+    common = dict(model={"preset": None, "layers": layers}, run={"steps": 8})
+    one = train.fit(small_config(tmp_path / "one", **common))
+    two = train.fit(small_config(tmp_path / "two", run={"steps": 8, "devices": 2},
+                                 model={"preset": None, "layers": layers}))
+    la, lb = leaves(one.state), leaves(two.state)
+    for k in la:
+        np.testing.assert_allclose(la[k], lb[k], rtol=2e-5, atol=2e-6, err_msg=k)
+    np.testing.assert_allclose([v for _, v in losses(tmp_path / "one")], [v for _, v in losses(tmp_path / "two")],
+                               rtol=1e-5)
+
+
+def test_event_files_hold_every_logged_scalar(tmp_path):
+    """What metrics.jsonl records is in TensorBoard's event files, read with TensorBoard's own
+    EventAccumulator; a resumed run leaves no duplicated steps (purge_step)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    train.fit(small_config(tmp_path, run={"steps": 6}))
+    train.fit(small_config(tmp_path, run={"steps": 10}))       # more steps: a safe change, resumes at 6
+    acc = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance={"scalars": 0})
+    acc.Reload()
+    records = jsonl(tmp_path)
+    for tag in ("train/loss", "train/accuracy", "learning_rate", "grad_norm", "eval/accuracy", "test/accuracy",
+                "steps_per_second", "examples_per_second"):
+        events = acc.Scalars(tag)
+        steps = [e.step for e in events]
+        assert steps == sorted(set(steps)), tag
+        expected = [(r["step"], r[tag]) for r in records if tag in r]
+        assert [(e.step, pytest.approx(e.value, rel=1e-6)) for e in events] == expected, tag
+    assert [s for s, _ in losses(tmp_path)] == list(range(1, 11))
+
+
+def test_resume_with_a_different_model_is_refused(tmp_path):
+    train.fit(small_config(tmp_path, run={"steps": 4}))
+    with pytest.raises(config_lib.ConfigError, match=r"model\.args\.hidden"):
+        train.fit(small_config(tmp_path, run={"steps": 8}, model={"args": {"hidden": [8]}}))
+
+
+def test_model_that_does_not_fit_the_classes(tmp_path):
+    with pytest.raises(config_lib.ConfigError, match=r"3 classes.*Dense\(3\)"):
+        train.fit(small_config(tmp_path, model={"preset": None, "layers": [{"Dense": 5}]}))
+
+
+def test_unknown_layer_is_a_config_error(tmp_path):
+    with pytest.raises(config_lib.ConfigError, match=r"model\.layers\[1\].*did you mean 'Relu'"):
+        train.fit(small_config(tmp_path, model={"preset": None, "layers": [{"Dense": 3}, "Relux"]}))

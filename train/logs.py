@@ -1,0 +1,150 @@
+"""What a run reports: TensorBoard scalars (tensorboardX), `metrics.jsonl` with the same numbers,
+and progress on the terminal: a tqdm bar with rate and ETA on a terminal, one plain line every
+`log_every` steps otherwise (CI logs, files).
+
+A resumed run reopens both outputs at its checkpoint's step: TensorBoard gets
+`purge_step = step + 1`, so events written after the checkpoint by the interrupted run are hidden,
+and `metrics.jsonl` is rewritten without its records past that step. The curves then hold every
+step once.
+
+    >>> import tempfile
+    >>> with RunLogger(tempfile.mkdtemp(), total_steps=10, progress="off") as log:
+    ...     log.scalars(5, {"train/loss": 0.5})
+"""
+import json
+import math
+import os
+import sys
+import time
+
+__all__ = ["RunLogger", "format_metrics"]
+
+
+def format_metrics(metrics, keys=None):
+    """`"loss 0.1234 | accuracy 0.9800"` for the metrics (a dict name -> float), in `keys` order."""
+    parts = []
+    for k in keys or metrics:
+        if k in metrics:
+            v = metrics[k]
+            parts.append(f"{k.split('/')[-1]} {v:.4g}" if abs(v) < 1e-3 and v else f"{k.split('/')[-1]} {v:.4f}")
+    return " | ".join(parts)
+
+
+class RunLogger:
+    """TensorBoard, `metrics.jsonl` and progress for one run in `workdir`.
+
+    `start_step`: the step a resumed run continues from (0 for a fresh run); `progress`: "auto"
+    (a bar on a terminal, lines otherwise), "bar", "lines" or "off"; `stream`: where lines go.
+    """
+
+    def __init__(self, workdir, *, total_steps, start_step=0, progress="auto", stream=None):
+        from tensorboardX import SummaryWriter  # imported here: `train --help` should not pay for it
+        os.makedirs(workdir, mode=0o750, exist_ok=True)
+        self.workdir = workdir
+        self.tb_dir = os.path.join(workdir, "tensorboard")
+        self.jsonl_path = os.path.join(workdir, "metrics.jsonl")
+        self.total_steps, self.start_step = total_steps, start_step
+        self.stream = stream or sys.stdout
+        # events past the checkpoint we resume from were written by the interrupted run: hide them
+        self.writer = SummaryWriter(self.tb_dir, purge_step=start_step + 1 if start_step else None,
+                                    flush_secs=30)
+        self._rewrite_jsonl(start_step)
+        self._jsonl = open(self.jsonl_path, "a", encoding="utf-8")
+        if progress == "auto":
+            progress = "bar" if _is_terminal(self.stream) else "lines"
+        self.mode = progress
+        self._bar = None
+        if progress == "bar":
+            from tqdm import tqdm
+            self._bar = tqdm(total=total_steps, initial=start_step, unit="step", dynamic_ncols=True,
+                             file=self.stream)
+        self._t0, self._s0 = time.perf_counter(), start_step
+
+    # ----- records ------------------------------------------------------------------------------
+    def _rewrite_jsonl(self, start_step):
+        if not start_step or not os.path.exists(self.jsonl_path):
+            if not start_step and os.path.exists(self.jsonl_path):
+                os.remove(self.jsonl_path)
+            return
+        with open(self.jsonl_path, encoding="utf-8") as f:
+            kept = []
+            for line in f:
+                try:
+                    if json.loads(line).get("step", 0) <= start_step:
+                        kept.append(line)
+                except json.JSONDecodeError:
+                    break  # a line cut by a crash: everything after it is gone too
+        tmp = self.jsonl_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.writelines(kept)
+        os.replace(tmp, self.jsonl_path)
+
+    def scalars(self, step, metrics):
+        """Write `metrics` (name -> float, names like `train/loss`) at `step` to both outputs."""
+        for name, value in metrics.items():
+            self.writer.add_scalar(name, value, step)
+        record = {"step": step, **{k: (v if math.isfinite(v) else str(v)) for k, v in metrics.items()}}
+        self._jsonl.write(json.dumps(record) + "\n")
+
+    def text(self, tag, text, step=0):
+        self.writer.add_text(tag, text, step)
+
+    def histograms(self, step, named_arrays):
+        for name, array in named_arrays:
+            self.writer.add_histogram(name, array, step)
+
+    # ----- progress -------------------------------------------------------------------------------
+    def rates(self, step):
+        """Steps per second since this logger started, and the estimated seconds left."""
+        elapsed = time.perf_counter() - self._t0
+        rate = (step - self._s0) / elapsed if elapsed > 0 and step > self._s0 else 0.0
+        eta = (self.total_steps - step) / rate if rate else float("nan")
+        return rate, eta
+
+    def progress(self, step, metrics):
+        """Advance the bar to `step`, or print one plain line (mode "lines")."""
+        shown = {k.split("/", 1)[-1]: v for k, v in metrics.items()
+                 if k in ("train/loss", "train/accuracy", "learning_rate", "eval/accuracy", "dp/epsilon")}
+        if self._bar is not None:
+            self._bar.update(step - self._bar.n)
+            self._bar.set_postfix_str(format_metrics(shown), refresh=False)
+        elif self.mode == "lines":
+            rate, eta = self.rates(step)
+            eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if math.isfinite(eta) else "?"
+            width = len(str(self.total_steps))
+            self.say(f"step {step:>{width}}/{self.total_steps} | {format_metrics(shown)} | "
+                     f"{rate:.1f} steps/s | ETA {eta_text}")
+
+    def say(self, line):
+        """A line for the user, printed above the bar when there is one."""
+        if self._bar is not None:
+            self._bar.write(line, file=self.stream)
+        elif self.mode != "off" or line.startswith(("Done", "Stopped")):
+            print(line, file=self.stream, flush=True)
+
+    def flush(self):
+        self.writer.flush()
+        self._jsonl.flush()
+        os.fsync(self._jsonl.fileno())
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        self.writer.close()
+        if not self._jsonl.closed:
+            self._jsonl.flush()
+            self._jsonl.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

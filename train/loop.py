@@ -1,0 +1,509 @@
+"""`fit(config) -> Result`: the training run the `train` command performs, as a library call.
+
+It reads top-down as a run goes: build (data, model, steps) -> restore or initialize the train
+state -> the loop (train steps; logging, evaluation and checkpoints at their cadence; the signal
+flag polled after every step and during evaluation) -> the final evaluation and the summary.
+The design, with the resume contract and the exit codes, is in docs/design.md ("The trainer").
+
+    >>> result = fit({"run": {"steps": 3, "progress": "off", "workdir": _tmp()},
+    ...               "data": {"name": "synthetic_classification", "num_train": 64, "num_test": 32}},
+    ...              resume="never")                                         # doctest: +SKIP
+"""
+import os
+import signal
+import sys
+import threading
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+import core
+import nn
+from core.tree_util import tree_flatten_with_path, tree_map, keystr
+
+from . import config as config_lib
+from . import data as data_lib
+from . import registry
+from .checkpoint import Checkpointer, CheckpointError, restore_path
+from .logs import RunLogger, format_metrics
+from .step import make_steps
+
+__all__ = ["fit", "Result", "NonFiniteLossError", "Preempted", "EXIT_PREEMPTED"]
+
+EXIT_PREEMPTED = 75   # EX_TEMPFAIL: stopped by a signal after committing a checkpoint; run again to resume
+
+
+class NonFiniteLossError(RuntimeError):
+    """The loss or the gradient became NaN or infinite (`run.on_nonfinite: stop`), or stayed so
+    for `run.max_consecutive_nonfinite` steps in a row (`skip`). The train state was never
+    updated with a non-finite step; the newest checkpoint is the last good one."""
+
+    def __init__(self, step, metric, value, last_committed_step, reason=""):
+        where = (f"the newest committed checkpoint is step {last_committed_step}" if last_committed_step is not None
+                 else "no checkpoint was committed")
+        super().__init__(f"{metric} became non-finite ({value}) at step {step}{reason}; {where}. Lower the "
+                         "learning rate, clip gradients (optimizer.grad_clip_norm), or set run.on_nonfinite: skip.")
+        self.step, self.metric, self.value, self.last_committed_step = step, metric, value, last_committed_step
+
+
+class Preempted(Exception):
+    """SIGTERM or SIGINT arrived; a checkpoint was committed at `step` (exit code 75)."""
+
+    def __init__(self, signame, step, path):
+        super().__init__(f"{signame} received: stopped at step {step} after committing the checkpoint {path}. "
+                         "Run the same command again to resume.")
+        self.signame, self.step, self.path = signame, step, path
+
+
+class Result(NamedTuple):
+    """What `fit` returns: the final `metrics` (name -> float), the final train `state` (host
+    arrays), the `workdir`, the number of `steps` done and the newest `checkpoint` path."""
+    metrics: dict
+    state: object
+    workdir: str
+    steps: int
+    checkpoint: object
+
+
+# ----- entry point --------------------------------------------------------------------------------
+
+def fit(config, *, resume="auto", dry_run=False, eval_only=False, stream=None):
+    """Train as `config` says (a `train.config.Config`, a dict in the config's schema, or a path
+    to a YAML file) and return a `Result`. `resume`: "auto" continues from the newest valid
+    checkpoint in the workdir, "never" starts fresh (and refuses a workdir that has
+    checkpoints), or a checkpoint directory's path. `dry_run` builds everything, prints the
+    model summary and one batch's shapes, and returns before training; `eval_only` evaluates the
+    newest checkpoint."""
+    cfg = _as_config(config)
+    stream = stream or sys.stdout
+    settings = _ConfigRestorer(cfg)
+    with settings, _SignalFlag() as flag:
+        run = _Run(cfg, stream, flag)
+        if dry_run:
+            return run.dry_run()
+        return run.evaluate_only(resume) if eval_only else run.train(resume)
+
+
+def _as_config(config):
+    if isinstance(config, config_lib.Config):
+        return config
+    if isinstance(config, dict):
+        return config_lib.config_from_dict(config)
+    if isinstance(config, (str, os.PathLike)):
+        return config_lib.load_config([os.fspath(config)])
+    raise TypeError(f"fit: config must be a train.config.Config, a dict or a YAML path, got {type(config).__name__}")
+
+
+class _ConfigRestorer:
+    """Turns on the persistent compilation cache for the run (`run.compilation_cache`) and puts
+    core's global config back afterwards: `fit` is a library call and leaves no setting behind."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def __enter__(self):
+        self.before = core.config.compilation_cache_dir
+        if self.cfg.run.compilation_cache and self.before is None:
+            base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+            core.config.update("compilation_cache_dir", os.path.join(base, "purenn", "compilation"))
+
+    def __exit__(self, *exc):
+        if core.config.compilation_cache_dir != self.before:
+            core.config.update("compilation_cache_dir", self.before)
+
+
+class _SignalFlag:
+    """SIGTERM and SIGINT set a flag the loop polls; a second SIGINT (or SIGTERM) raises
+    KeyboardInterrupt at once. Checkpoints are only renamed into place when complete, so stopping
+    anywhere leaves the last committed one intact. Installed only in the main thread (Python
+    delivers signals there); the previous handlers come back on exit."""
+
+    def __init__(self):
+        self.signame = None
+        self._previous = {}
+
+    def __bool__(self):
+        return self.signame is not None
+
+    def _handle(self, signum, frame):
+        if self.signame is not None:
+            raise KeyboardInterrupt(f"second {signal.Signals(signum).name}: stopping at once")
+        self.signame = signal.Signals(signum).name
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+# ----- one run --------------------------------------------------------------------------------------
+
+class _Run:
+    """The pieces of one run, built from the config in `__init__`; `train`, `dry_run` and
+    `evaluate_only` use them."""
+
+    def __init__(self, cfg, stream, flag):
+        self.cfg, self.stream, self.flag = cfg, stream, flag
+        run, d = cfg.run, cfg.data
+        self.devices = run.devices
+        if core.local_device_count() < self.devices:
+            raise cfg.error("run.devices", f"asks for {self.devices} devices but {core.local_device_count()} are "
+                                           "available (on CPU, set PURENN_NUM_CPU_DEVICES before starting)")
+        self.workdir = run.workdir or os.path.join("runs", run.name)
+        try:
+            self.data = data_lib.load_data(
+                d.name, d.path, seed=run.seed, validation_fraction=d.validation_fraction,
+                test_fraction=d.test_fraction, normalize=d.normalize, num_train=d.num_train, num_test=d.num_test,
+                num_classes=d.num_classes, seq_len=d.seq_len, vocab_size=d.vocab_size, input_dim=d.input_dim)
+            self.batch_size, self.eval_batch_size = d.batch_size, d.eval_batch_size or d.batch_size
+            data_lib.check_batch_size(self.data, self.batch_size, self.eval_batch_size)
+        except data_lib.DataError as e:
+            raise cfg.error(e.key, e.message) from None
+        self.batches_per_epoch = data_lib.num_batches(len(self.data.train.y), self.batch_size)
+        self.total_steps = run.steps or run.epochs * self.batches_per_epoch
+        try:
+            axis = "batch" if self.devices > 1 else None
+            self.model = registry.build_model(cfg.model.to_dict(), self.data.num_classes, axis_name=axis)
+            loss = registry.per_example_loss(cfg.loss.to_dict())
+            metrics = registry.metric_fns(list(cfg.metrics))
+            optimizer, self.schedule = registry.build_optimizer(cfg.optimizer.to_dict(), self.total_steps)
+        except registry.RegistryError as e:
+            raise cfg.error(e.key, e.message) from None
+        self.input_shape = tuple(self.data.input_shape)
+        try:
+            out_shape = nn.output_shape(self.model, (-1,) + self.input_shape)
+        except (TypeError, ValueError) as e:
+            raise cfg.error("model", f"does not fit the data's examples of shape {self.input_shape}: {e}") from None
+        if tuple(out_shape) != (-1, self.data.num_classes):
+            raise cfg.error("model", f"outputs shape {tuple(out_shape)} for inputs {(-1,) + self.input_shape}, but the "
+                                     f"data has {self.data.num_classes} classes: the model must end in "
+                                     f"Dense({self.data.num_classes})")
+        o = cfg.optimizer
+        self.steps = make_steps(self.model, loss, metrics, optimizer, input_shape=self.input_shape,
+                                schedule=self.schedule, grad_clip_norm=o.grad_clip_norm, weight_decay=o.weight_decay,
+                                ema_decay=o.ema_decay, devices=self.devices)
+        self.metric_names = ["loss"] + list(metrics)
+
+    # ----- batches ---------------------------------------------------------------------------------
+    def _train_batches(self, epoch, start):
+        d = self.cfg.data
+        it = data_lib.batches(self.data.train, self.batch_size, seed=self.cfg.run.seed, epoch=epoch, start=start,
+                              shuffle=d.shuffle, augment=d.augment)
+        return data_lib.Prefetcher(it, size=d.prefetch)
+
+    def _on_devices(self, batch):
+        """A host batch for the step: as it is on one device, split along a leading device axis
+        on several."""
+        if self.devices == 1:
+            return batch
+        n = self.devices
+        return {k: v.reshape((n, v.shape[0] // n) + v.shape[1:]) for k, v in batch.items()}
+
+    def _state_on_devices(self, state):
+        return core.replicate(state) if self.devices > 1 else tree_map(core.device_put, state)
+
+    def _host_state(self, state):
+        return core.device_get(core.unreplicate(state) if self.devices > 1 else state)
+
+    # ----- evaluation ------------------------------------------------------------------------------
+    def evaluate(self, state, split_name):
+        """Means of the loss and metrics over `split_name`'s examples, or None when interrupted by
+        a signal (the caller then checkpoints and stops)."""
+        split = getattr(self.data, split_name)
+        if split is None:
+            return None
+        params, layer_state = self.steps.params(state), state["layer_state"]
+        totals = {}
+        for _, batch in data_lib.batches(split, self.eval_batch_size, seed=0, epoch=0, shuffle=False):
+            if self.flag:
+                return None
+            sums = core.device_get(self.steps.eval_step(params, layer_state, self._on_devices(batch)))
+            if self.devices > 1:
+                sums = {k: v[0] for k, v in sums.items()}
+            for k, v in sums.items():
+                totals[k] = totals.get(k, 0.0) + float(v)
+        count = max(totals.pop("count"), 1.0)
+        return {k: v / count for k, v in totals.items()}
+
+    # ----- the modes -------------------------------------------------------------------------------
+    def dry_run(self):
+        say = self._say
+        say(f"data: {self.data.description}")
+        say(nn.summary(self.model, (-1,) + self.input_shape, print_fn=None))
+        state = self.steps.init_state(self.cfg.run.seed)
+        count = sum(int(np.prod(leaf.shape)) for leaf in core.tree_util.tree_leaves(self.steps.params(state))
+                    if hasattr(leaf, "shape"))
+        _, batch = next(iter(data_lib.batches(self.data.train, self.batch_size, seed=0, epoch=0)))
+        say(f"parameters: {count:,}")
+        say("one batch: " + ", ".join(f"{k} {v.dtype}{list(v.shape)}" for k, v in batch.items()))
+        say(f"steps: {self.total_steps} ({self.batches_per_epoch} per epoch), devices: {self.devices}")
+        say("dry run: nothing trained")
+        return Result({}, None, self.workdir, 0, None)
+
+    def evaluate_only(self, resume):
+        restored = self._restore(resume if resume != "never" else "auto", self._checkpointer())
+        if restored is None:
+            raise self.cfg.error("run.workdir", f"--eval-only needs a checkpoint, and {self.workdir} has none")
+        step, state, _ = restored
+        state = self._state_on_devices(state)
+        metrics = {}
+        for split in ("validation", "test"):
+            values = self.evaluate(state, split)
+            if values:
+                metrics.update({f"{split}/{k}": v for k, v in values.items()})
+        self._say(f"evaluated step {step}: {format_metrics(metrics)}")
+        return Result(metrics, self._host_state(state), self.workdir, step, None)
+
+    def train(self, resume):
+        cfg, run = self.cfg, self.cfg.run
+        ckpt = self._checkpointer()
+        restored = self._restore(resume, ckpt)
+        if restored is None:
+            step, state, meta = 0, self.steps.init_state(run.seed), {}
+            epoch, index = 0, 0
+        else:
+            step, state, meta = restored
+            epoch, index = meta["data_position"]["epoch"], meta["data_position"]["index"]
+        os.makedirs(self.workdir, mode=0o750, exist_ok=True)
+        with open(os.path.join(self.workdir, "config.yaml"), "w", encoding="utf-8") as f:
+            f.write(config_lib.dump_yaml(cfg))
+        state = self._state_on_devices(state)
+        log = RunLogger(self.workdir, total_steps=self.total_steps, start_step=step, progress=run.progress,
+                        stream=self.stream)
+        with log:
+            if step == 0:
+                log.text("config", "```yaml\n" + config_lib.dump_yaml(cfg) + "\n```")
+            log.say(f"{'resuming at step ' + str(step) if step else 'training'}: {self.data.description}; "
+                    f"{self.total_steps} steps on {self.devices} device(s); workdir {self.workdir}")
+            loop = _Loop(self, ckpt, log, state, step, epoch, index, meta)
+            return loop.run()
+
+    # ----- checkpoints -----------------------------------------------------------------------------
+    def _checkpointer(self):
+        c = self.cfg.checkpoint
+        keep_best = (c.keep_best_metric, c.keep_best_mode) if c.keep_best_metric else None
+        return Checkpointer(os.path.join(self.workdir, "checkpoints"), keep=c.keep, keep_best=keep_best)
+
+    def _restore(self, resume, ckpt):
+        template = self.steps.init_state(self.cfg.run.seed)
+        if resume == "never":
+            if ckpt.steps():
+                raise self.cfg.error("run.workdir", f"{self.workdir} already holds checkpoints {ckpt.steps()}; "
+                                                    "resume with --resume auto, or choose another --workdir")
+            return None
+        if resume == "auto":
+            found = ckpt.restore_latest(template)
+            if found is None:
+                return None
+            step, tree, meta = found
+        else:
+            tree, meta = restore_path(resume, template)
+            step = meta["step"]
+        self._check_same_model(meta)
+        return step, tree, meta
+
+    def _check_same_model(self, meta):
+        if meta.get("model_hash") == config_lib.model_hash(self.cfg):
+            return
+        keys = config_lib.model_key_diff(meta.get("config", {}), self.cfg)
+        raise self.cfg.error(keys[0] if keys else "model",
+                             f"the checkpoint in {self.workdir} was trained with a different model or data "
+                             f"(differing keys: {', '.join(keys) or 'unknown'}); use another --workdir, or "
+                             "--resume never in a fresh one")
+
+    def _say(self, line):
+        print(line, file=self.stream, flush=True)
+
+
+# ----- the loop ---------------------------------------------------------------------------------------
+
+class _Loop:
+    """The training loop's moving parts: the device state, the step count and data position,
+    the running sums of the current logging interval, the latest evaluation."""
+
+    def __init__(self, run, ckpt, log, state, step, epoch, index, meta):
+        self.r, self.ckpt, self.log = run, ckpt, log
+        self.cfg = run.cfg
+        self.state, self.step, self.epoch, self.index = state, step, epoch, index
+        partial = meta.get("log_partial") or {"count": 0, "sums": {}}
+        self.interval_count, self.interval_sums = partial["count"], dict(partial["sums"])
+        self.pending = []           # this interval's metrics, still on the device
+        self.last_eval = meta.get("last_eval") or {}
+        self.eval_pending = bool(meta.get("eval_pending"))
+        self.last_saved = ckpt.latest_step()
+        self.compile_seconds = None
+        self.train_metrics = {}
+
+    def run(self):
+        cfg, r, total = self.cfg, self.r, self.r.total_steps
+        t_start = time.perf_counter()
+        if self.eval_pending:               # a signal interrupted this evaluation: redo it first
+            self._evaluate()
+        self._poll()                         # a signal during data loading and set-up
+        while self.step < total:
+            with r._train_batches(self.epoch, self.index) as batches:
+                for index, batch in batches:
+                    self._train_step(batch, index)
+                    self._after_step()
+                    if self.step >= total:
+                        break
+        self._flush_metrics()
+        self._check_nonfinite()
+        if not self.last_eval or self.last_eval.get("step") != self.step:
+            self._evaluate()
+        test = r.evaluate(self.state, "test") if cfg.eval.at_end else None
+        if test:
+            self.log.scalars(self.step, {f"test/{k}": v for k, v in test.items()})
+        path = self._save() if self.last_saved != self.step else self.ckpt_path(self.step)
+        wall = time.perf_counter() - t_start
+        final = {f"train/{k}": v for k, v in self.train_metrics.items()}
+        final.update({k: v for k, v in self.last_eval.items() if k != "step"})
+        final.update({f"test/{k}": v for k, v in (test or {}).items()})
+        self.log.flush()
+        self._summary(final, wall, path)
+        return Result(final, r._host_state(self.state), r.workdir, self.step, path)
+
+    # ----- one step --------------------------------------------------------------------------------
+    def _train_step(self, batch, index):
+        r = self.r
+        first = self.compile_seconds is None
+        if first:
+            self.log.say("compiling the train step ...")
+            t = time.perf_counter()
+        self.state, metrics = r.steps.train_step(self.state, r._on_devices(batch))
+        if first:
+            core.block_until_ready(metrics)
+            self.compile_seconds = time.perf_counter() - t
+            self.log.scalars(self.step + 1, {"compile_seconds": self.compile_seconds})
+        self.pending.append(metrics)
+        self.step += 1
+        self.index = index + 1
+        if self.index == r.batches_per_epoch:
+            self.epoch, self.index = self.epoch + 1, 0
+
+    def _after_step(self):
+        cfg, step = self.cfg, self.step
+        if step % cfg.run.log_every == 0 or step == self.r.total_steps:
+            self._flush_metrics()
+            self._check_nonfinite()
+        # evaluations come before the checkpoint of the same step, so a run resumed from that
+        # checkpoint does not miss them; the end of the last epoch is evaluated after the loop
+        epoch_end = self.index == 0 and step < self.r.total_steps
+        if (cfg.eval.every and step % cfg.eval.every == 0) or (not cfg.eval.every and epoch_end):
+            self._evaluate()
+        every = cfg.checkpoint.every
+        if every and step % every == 0 and step != self.last_saved:
+            self._save()
+        self._poll()
+
+    def _poll(self, eval_pending=False):
+        """Stop here if a signal arrived: commit a checkpoint at this step, flush, raise."""
+        if not self.r.flag:
+            return
+        path = self._save(eval_pending=eval_pending) if self.last_saved != self.step else self.ckpt_path(self.step)
+        self.log.flush()
+        self.log.say(f"Stopped by {self.r.flag.signame} at step {self.step}; checkpoint {path}")
+        raise Preempted(self.r.flag.signame, self.step, path)
+
+    # ----- metrics ---------------------------------------------------------------------------------
+    def _accumulate(self):
+        """Fold the pending device metrics into this interval's float64 sums, in step order (the
+        same order whether or not the run was interrupted, so resumed sums are bitwise equal)."""
+        if not self.pending:
+            return
+        fetched = core.device_get(self.pending)
+        self.pending = []
+        for m in fetched:
+            for k, v in m.items():
+                v = float(np.asarray(v).reshape(-1)[0])   # replicated over devices: all equal
+                self.interval_sums[k] = self.interval_sums.get(k, 0.0) + v
+            self.interval_count += 1
+
+    def _flush_metrics(self):
+        self._accumulate()
+        if not self.interval_count:
+            return
+        means = {k: v / self.interval_count for k, v in self.interval_sums.items()}
+        self.interval_count, self.interval_sums = 0, {}
+        self.train_metrics = {k: v for k, v in means.items() if k not in ("learning_rate", "grad_norm")}
+        scalars = {(k if k in ("learning_rate", "grad_norm") else f"train/{k}"): v for k, v in means.items()}
+        rate, _ = self.log.rates(self.step)
+        scalars["steps_per_second"] = rate
+        scalars["examples_per_second"] = rate * self.r.batch_size
+        self.log.scalars(self.step, scalars)
+        if self.cfg.run.histograms:
+            params = self.r._host_state(self.state)["opt_state"]
+            self.log.histograms(self.step, [("params" + keystr(p), np.asarray(v))
+                                            for p, v in tree_flatten_with_path(params)[0]])
+        self.log.progress(self.step, {**scalars, **self.last_eval})
+
+    def _check_nonfinite(self):
+        nf = self.r._host_state(self.state["nonfinite"])
+        total = int(nf["total"])
+        if total:
+            self.log.scalars(self.step, {"train/nonfinite_steps": float(total)})
+        run = self.cfg.run
+        if run.on_nonfinite == "stop" and total:
+            first = int(nf["first_step"]) + 1
+            raise NonFiniteLossError(first, "loss or gradient", "nan or inf", self.ckpt.latest_step())
+        if run.on_nonfinite == "skip" and int(nf["longest"]) >= run.max_consecutive_nonfinite:
+            raise NonFiniteLossError(self.step, "loss or gradient", "nan or inf", self.ckpt.latest_step(),
+                                     f" in {int(nf['longest'])} consecutive steps (run.max_consecutive_nonfinite: "
+                                     f"{run.max_consecutive_nonfinite})")
+
+    def _evaluate(self):
+        split = self.cfg.eval.split
+        values = self.r.evaluate(self.state, split)
+        if values is None and self.r.flag:
+            self._poll(eval_pending=True)
+        if not values:
+            return
+        self.eval_pending = False
+        prefix = "eval"
+        scalars = {f"{prefix}/{k}": v for k, v in values.items()}
+        self.log.scalars(self.step, scalars)
+        self.last_eval = {**scalars, "step": self.step}
+        self.log.say(f"step {self.step}: {split} {format_metrics(values)}")
+
+    # ----- checkpoints -----------------------------------------------------------------------------
+    def ckpt_path(self, step):
+        return os.path.join(self.ckpt.directory, str(step))
+
+    def _save(self, eval_pending=False):
+        self._accumulate()
+        r = self.r
+        meta = {"data_position": {"epoch": self.epoch, "index": self.index, "seed": self.cfg.run.seed},
+                "config": self.cfg.to_dict(), "model_hash": config_lib.model_hash(self.cfg),
+                "log_partial": {"count": self.interval_count, "sums": self.interval_sums},
+                "last_eval": self.last_eval, "eval_pending": eval_pending, "devices": r.devices}
+        metric_name = self.cfg.checkpoint.keep_best_metric
+        metric = self.last_eval.get(metric_name) if metric_name else None
+        try:
+            path = self.ckpt.save(self.step, r._host_state(self.state), meta, metric=metric)
+        except CheckpointError:
+            self.log.flush()
+            raise
+        self.last_saved = self.step
+        self.log.flush()
+        return path
+
+    def _summary(self, final, wall, path):
+        lines = [f"Done: {self.step} steps in {wall:.1f} s"
+                 + (f" (compile {self.compile_seconds:.1f} s)" if self.compile_seconds else "")]
+        if final:
+            lines.append("  " + format_metrics(final))
+        lines.append(f"  checkpoint: {path}")
+        lines.append(f"  logs: {self.log.tb_dir} (tensorboard --logdir {self.r.workdir}), {self.log.jsonl_path}")
+        for line in lines:
+            self.log.say(line)
+
+
+def _tmp():  # for the docstring example
+    import tempfile
+    return tempfile.mkdtemp()
