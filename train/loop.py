@@ -157,8 +157,10 @@ class _Run:
                                            "available (on CPU, set PURENN_NUM_CPU_DEVICES before starting)")
         self.workdir = run.workdir or os.path.join("runs", run.name)
         try:
+            # seed 0: the dataset itself (its splits, the synthetic sets) is the same for every run;
+            # run.seed decides the initialization, the batch order and the augmentation
             self.data = data_lib.load_data(
-                d.name, d.path, seed=run.seed, validation_fraction=d.validation_fraction,
+                d.name, d.path, seed=0, validation_fraction=d.validation_fraction,
                 test_fraction=d.test_fraction, normalize=d.normalize, num_train=d.num_train, num_test=d.num_test,
                 num_classes=d.num_classes, seq_len=d.seq_len, vocab_size=d.vocab_size, input_dim=d.input_dim)
             self.batch_size, self.eval_batch_size = d.batch_size, d.eval_batch_size or d.batch_size
