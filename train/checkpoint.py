@@ -15,7 +15,7 @@ instant leaves either the committed step or a tmp directory (deleted by the next
 Loading trusts nothing in the files: sizes and checksums are checked before anything is parsed,
 JSON files are size-capped, the tree structure comes from the caller's template, and every `.npy`
 header is checked against the template (shape, dtype, member size) before an array is allocated.
-Object arrays are refused on both sides; nothing is ever unpickled.
+Object arrays are refused on both sides, so no Python object is ever deserialized.
 """
 import errno as _errno
 import hashlib
@@ -205,7 +205,7 @@ def _write_file(path, fill):
 
 def _write_npz(stream, named_arrays):
     # np.savez's layout (a stored zip of .npy members) written by hand: np.savez takes the names as
-    # keyword arguments, so a leaf called `file` or `allow_pickle` would collide with its own
+    # keyword arguments, so a leaf called `file` would collide with one of its own
     # parameters; a fixed timestamp makes equal trees give byte-identical files
     with zipfile.ZipFile(stream, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         for key, arr in named_arrays:
@@ -248,8 +248,8 @@ def _host_leaves(tree):
         arr = np.asarray(leaf)
         if not _dtype_ok(arr.dtype):
             raise CheckpointError(
-                f"Checkpointer.save: leaf {key!r} has dtype {arr.dtype} ({_describe(arr.shape, arr.dtype)}); "
-                "checkpoints hold bool, integer, float and complex arrays only (object, string "
+                f"Checkpointer.save: leaf {key!r} has dtype {arr.dtype} "
+                f"({_describe(arr.shape, arr.dtype)}); checkpoints hold bool, integer, float and complex arrays only (object, string "
                 "and structured arrays are refused); convert it or keep it in meta")
         if not arr.dtype.isnative:
             arr = arr.astype(arr.dtype.newbyteorder("="))
@@ -482,7 +482,7 @@ def _read_member(zf, key, shape, dtype, fail):
             fail(f"member {name!r} has .npy format version {version}; expected 1.0 or 2.0")
         if hdtype.hasobject:
             fail(f"member {name!r} holds an object array ({hdtype}); object arrays are refused "
-                 "(loading them would unpickle code from the file)")
+                 "(loading them could run code from the file)")
         if tuple(hshape) != shape or hdtype != storage:
             fail(f"member {name!r} is {_describe(hshape, hdtype)} but meta.json and the template "
                  f"say {_describe(shape, storage)}")
