@@ -622,7 +622,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), d
     Example:
         >>> f = jit(lambda x, y: jnp.sin(x) * y)
         >>> f(jnp.ones(3), 2.0)
-        Array([1.682942, 1.682942, 1.682942], dtype=float32)
+        Array([1.6829419, 1.6829419, 1.6829419], dtype=float32)
     """
     _check_backend(backend, device)
     if fun is None:
@@ -639,7 +639,10 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
 
     Example:
         >>> print(make_jaxpr(lambda x: jnp.log(x) * 2.0)(1.0))
-        { lambda ; a:f32[]. let b:f32[] = log a; c:f32[] = mul b 2.0:f32[] in (c,) }
+        { lambda ; a:f32[]. let
+            b:f32[] = log a
+            c:f32[] = mul b 2.0:f32[]
+          in (c,) }
     """
     jitted = _JitFunction(fun, static_argnums, (), (), None, None, 1)
 
@@ -702,7 +705,13 @@ def named_call(fun, *, name=None):
 
     Example:
         >>> layer = named_call(lambda x: jnp.tanh(x) * 2.0, name="layer")
-        >>> print(make_jaxpr(layer)(1.0))  # { lambda ; a:f32[]. let b:f32[] = jit[name=layer jaxpr={...}] a in (b,) }
+        >>> print(make_jaxpr(layer)(1.0))
+        { lambda ; a:f32[]. let
+            e:f32[] = jit[name=layer jaxpr={ lambda ; b:f32[]. let
+                    c:f32[] = tanh b
+                    d:f32[] = mul c 2.0:f32[]
+                  in (d,) }] a
+          in (e,) }
     """
     if not callable(fun):
         raise TypeError(f"named_call expects a callable, got {fun!r} of type {type(fun)}")
@@ -742,7 +751,11 @@ def xla_computation(fun, static_argnums=()):
     object with `.as_hlo_text()` (the StableHLO module) and the traced `.jaxpr`.
 
     Example:
-        >>> print(xla_computation(lambda x: jnp.sin(x) * 2.0)(1.0).as_hlo_text())  # module @jit__lambda_ ...
+        >>> print(xla_computation(lambda x: jnp.sin(x) * 2.0)(1.0).as_hlo_text())
+        module @jit__lambda_ {
+          func.func public @main(%0: tensor<f32>) -> (tensor<f32>) {
+            %1 = "stablehlo.sine"(%0) : (tensor<f32>) -> tensor<f32>
+        ...
     """
     jitted = _JitFunction(fun, static_argnums, (), (), None, None, 1)
 

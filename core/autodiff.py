@@ -3,7 +3,8 @@
 
 All of them take pytrees of arrays and work at any order and under `jit` (and `jit` works inside
 them). Forward mode is the jvp interpreter; reverse mode is linearize (jvp + partial evaluation)
-followed by transposition of the linear program (`core/interpreters/ad.py`, DESIGN.md decision 5).
+followed by transposition of the linear program (`core/interpreters/ad.py`; docs/design.md,
+Automatic differentiation).
 
 `jacfwd` and `jacrev` push the whole standard basis through one vmapped jvp (vjp), so the
 Jacobian is computed by batched operations rather than a loop over basis vectors.
@@ -101,7 +102,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     take float0 tangents. Returns `(fun(*primals), tangent_out)` (and the aux data with `has_aux`).
 
     Example:
-        >>> jvp(jnp.sin, (0.1,), (0.2,))   # (0.09983342, 0.19900084)
+        >>> jvp(jnp.sin, (0.1,), (0.2,))   # (sin(0.1), 0.2 * cos(0.1))
+        (Array(0.09983342, dtype=float32, weak_type=True), Array(0.19900084, dtype=float32, weak_type=True))
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primal and tangent arguments must be tuples or lists; found "
@@ -167,6 +169,7 @@ def linearize(fun, *primals):
     Example:
         >>> y, f_jvp = linearize(jnp.sin, 1.0)
         >>> f_jvp(2.0)   # 2 * cos(1.0)
+        Array(1.0806046, dtype=float32, weak_type=True)
     """
     flat_p, in_tree = tree_flatten(primals)
     flat_p = [_as_value(p, "linearize primals") for p in flat_p]
@@ -209,6 +212,7 @@ def vjp(fun, *primals, has_aux=False):
     Example:
         >>> y, f_vjp = vjp(lambda x, y: (jnp.sin(x), jnp.cos(y)), 0.5, 1.0)
         >>> f_vjp((1.0, 1.0))   # (cos(0.5), -sin(1.0))
+        (Array(0.87758255, dtype=float32, weak_type=True), Array(-0.84147096, dtype=float32, weak_type=True))
     """
     name = _fun_name(fun)
     flat_p, in_tree = tree_flatten(primals)
@@ -246,7 +250,8 @@ def linear_transpose(fun, *primals):
 
     Example:
         >>> f_t = linear_transpose(lambda x: 2.0 * x, 1.0)
-        >>> f_t(3.0)   # (6.0,)
+        >>> f_t(3.0)
+        (Array(6., dtype=float32),)
     """
     from .interpreters.staging import trace_to_jaxpr
     name = _fun_name(fun)
@@ -331,7 +336,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     `((value, aux), gradient)`.
 
     Example:
-        >>> value_and_grad(lambda x: (x ** 2).sum())(jnp.array([1.0, 2.0]))   # (5.0, [2., 4.])
+        >>> value_and_grad(lambda x: (x ** 2).sum())(jnp.array([1.0, 2.0]))
+        (Array(5., dtype=float32), Array([2., 4.], dtype=float32))
     """
     fname = _fun_name(fun)
 
@@ -386,8 +392,11 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The gradient of the scalar function `fun` with respect to the argument(s) at `argnums`.
 
     Example:
-        >>> grad(jnp.tanh)(1.0)   # 0.41997434
+        >>> grad(jnp.tanh)(1.0)
+        Array(0.4199743, dtype=float32)
+        >>> w, x = jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0])
         >>> grad(lambda w, x: (w * x).sum(), argnums=(0, 1))(w, x)   # (x, w)
+        (Array([3., 4.], dtype=float32), Array([1., 2.], dtype=float32))
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
@@ -458,6 +467,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     Example:
         >>> jacfwd(lambda x: jnp.sin(x))(jnp.array([0.0, 1.0]))   # diag(cos(x))
+        Array([[1.       , 0.       ],
+               [0.       , 0.5403023]], dtype=float32)
     """
     @traceback_util.api_boundary
     @functools.wraps(fun)
@@ -488,7 +499,9 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     as `jacfwd`'s.
 
     Example:
-        >>> jacrev(lambda x: x ** 2)(jnp.array([1.0, 2.0]))   # [[2, 0], [0, 4]]
+        >>> jacrev(lambda x: x ** 2)(jnp.array([1.0, 2.0]))
+        Array([[2., 0.],
+               [0., 4.]], dtype=float32)
     """
     fname = _fun_name(fun)
 
@@ -520,7 +533,8 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
 
     Example:
         >>> hessian(lambda x: x[0] ** 3 - 2 * x[0] * x[1] - x[1] ** 6)(jnp.array([1.0, 2.0]))
-        >>> # [[6, -2], [-2, -480]]
+        Array([[   6.,   -2.],
+               [  -2., -480.]], dtype=float32)
     """
     return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
                   has_aux=has_aux, holomorphic=holomorphic)

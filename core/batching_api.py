@@ -2,7 +2,7 @@
 
 The work is done by the batching interpreter (`core/interpreters/batching.py`); this module turns
 pytrees of arguments and the `in_axes` / `out_axes` specifications into flat lists, checks them,
-and reports mistakes with the argument they concern (RELIABILITY.md F25, F26).
+and reports mistakes with the argument they concern (docs/reliability.md F25, F26).
 """
 import functools
 import inspect

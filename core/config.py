@@ -146,6 +146,7 @@ def checking_leaks():
     Example:
         >>> with checking_leaks():
         ...     core.jit(lambda x: x * 2.0)(1.0)  # fine: nothing escapes
+        Array(2., dtype=float32, weak_type=True)
     """
     previous = config.check_tracer_leaks
     config.update("check_tracer_leaks", True)

@@ -132,7 +132,7 @@ def callback(fn, *args, **kwargs):
     Example:
         >>> seen = []
         >>> f = core.jit(lambda x: (core.debug.callback(seen.append, x * 2), x)[1])
-        >>> f(jnp.arange(3.0)); seen[-1]
+        >>> _ = f(jnp.arange(3.0)); seen[-1]
         array([0., 2., 4.], dtype=float32)
     """
     if not callable(fn):
@@ -155,7 +155,9 @@ def print(fmt, *args, **kwargs):  # noqa: A001 (JAX's name)
         ... def f(x):
         ...     core.debug.print("x = {x}, total {}", x.sum(), x=x)
         ...     return x * 2
-        >>> f(jnp.arange(3.0))  # prints: x = [0. 1. 2.], total 3.0
+        >>> f(jnp.arange(3.0))
+        x = [0. 1. 2.], total 3.0
+        Array([0., 2., 4.], dtype=float32)
     """
     if not isinstance(fmt, str):
         raise TypeError(f"core.debug.print expects a format string first, got {type(fmt)}")

@@ -1,5 +1,5 @@
 """Eager execution: a primitive applied to concrete arrays compiles once per (primitive, params,
-input avals, device) into a one-operation program and runs it (DESIGN.md decision 4).
+input avals, device) into a one-operation program and runs it (docs/design.md, Primitives and dispatch).
 
 Two debugging aids hang off this path and cost nothing while off: with `debug_nans` /
 `debug_infs` set, every output is checked for NaN / Inf after it is computed (a primitive with a

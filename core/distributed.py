@@ -1,4 +1,5 @@
-"""Several processes, one program: XLA's distributed runtime (DESIGN.md decision 8).
+"""Several processes, one program: XLA's distributed runtime (docs/design.md, pmap, sharded
+arrays and several processes).
 
 Every process calls `initialize(coordinator_address, num_processes, process_id)` before it creates
 any array. Process 0 also hosts the coordination service at `coordinator_address`; each process

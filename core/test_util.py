@@ -17,7 +17,7 @@ from . import dtypes
 NUM_GENERATED_CASES = int(os.environ.get("PURENN_NUM_GENERATED_CASES", "4"))
 FULL_SWEEP = os.environ.get("PURENN_TEST_FULL", "") not in ("", "0")
 
-# Shape groups of RELIABILITY.md N3: scalars, vectors, matrices, higher rank and size-0 shapes.
+# Shape groups of docs/reliability.md N3: scalars, vectors, matrices, higher rank and size-0 shapes.
 SCALAR_SHAPES = [()]
 ARRAY_SHAPES = [(4,), (2, 3), (2, 1, 3)]
 EMPTY_SHAPES = [(0,), (0, 4), (3, 0)]
@@ -113,7 +113,7 @@ def numpy_oracle(f, *args):
         return f(*[wide(a) for a in args])
 
 
-# ----- gradient checks (RELIABILITY.md N1) ------------------------------------------------------
+# ----- gradient checks (docs/reliability.md N1) ------------------------------------------------------
 
 _GRAD_TOL = {dtypes.float16: 1e-1, dtypes.bfloat16: 1e-1, dtypes.float32: 2e-2, dtypes.float64: 1e-5,
              dtypes.complex64: 2e-2, dtypes.complex128: 1e-5}
@@ -230,11 +230,11 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=None, rng=None, err_msg=
 def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=None, rng=None):
     """Check the derivatives of `f` at `args` (a tuple of arrays or pytrees) to `order`: forward
     mode against central differences, reverse mode by the inner-product identity, and recursively
-    the derivatives of the derivative functions (RELIABILITY.md N1). Raises AssertionError naming
+    the derivatives of the derivative functions (docs/reliability.md N1). Raises AssertionError naming
     the mode and order that failed.
 
     Example:
-        >>> check_grads(jnp.sin, (np.array([0.5, 1.0]),), order=2)   # in float64 under x64
+        >>> check_grads(jnp.sin, (np.array([0.5, 1.0], np.float32),), order=2)   # float32 tolerances
     """
     from .autodiff import jvp, vjp
     rng = np.random.default_rng(0) if rng is None else rng
@@ -258,7 +258,7 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
     _check(f, args, order, "check_grads order 1")
 
 
-# ----- batching (RELIABILITY.md N5) -------------------------------------------------------------------
+# ----- batching (docs/reliability.md N5) -------------------------------------------------------------------
 
 def batching_cases(lane_ndims, sizes=(10, 0)):
     """The in_axes a batching test covers, for operands of per-example ranks `lane_ndims`: each
@@ -276,7 +276,7 @@ def batching_cases(lane_ndims, sizes=(10, 0)):
 
 
 def check_vmap(fun, stacked_args, atol=None, rtol=None, sizes=(10, 0), cases=None, err_msg=""):
-    """Assert `vmap(fun)` equals the loop over examples (RELIABILITY.md N5).
+    """Assert `vmap(fun)` equals the loop over examples (docs/reliability.md N5).
 
     `stacked_args` are NumPy arrays whose first axis holds the examples (at least max(sizes) of
     them). For every case of `batching_cases` the batched operands get their example axis moved

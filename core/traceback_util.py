@@ -1,4 +1,4 @@
-"""Tracebacks without purenn's internal frames (RELIABILITY.md F12).
+"""Tracebacks without purenn's internal frames (docs/reliability.md F12).
 
 An error raised while a function is traced or run by `jit`, `make_jaxpr` or `eval_shape` passes
 through a dozen frames of `core/` between the user's call and the user's code that failed. When

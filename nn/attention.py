@@ -38,7 +38,8 @@ def dot_product_attention(query, key, value, mask=None):
     Example:
         >>> q = k = v = jnp.ones((2, 5, 4, 8))                        # batch 2, 5 steps, 4 heads
         >>> causal = jnp.tril(jnp.ones((5, 5), bool))
-        >>> dot_product_attention(q, k, v, mask=causal).shape          # (2, 5, 4, 8)
+        >>> dot_product_attention(q, k, v, mask=causal).shape
+        (2, 5, 4, 8)
     """
     query, key, value = jnp.asarray(query), jnp.asarray(key), jnp.asarray(value)
     for name, a in (("query", query), ("key", key), ("value", value)):
@@ -85,8 +86,11 @@ def MultiHeadAttention(num_heads, qkv_features=None, out_features=None, head_dim
 
     Example:
         >>> mha = MultiHeadAttention(num_heads=4, qkv_features=32)
-        >>> out_shape, params = mha.init_fun(random.key(0), (-1, 10, 16))   # out_shape (-1, 10, 16)
+        >>> out_shape, params = mha.init_fun(random.key(0), (-1, 10, 16))
+        >>> x = jnp.ones((2, 10, 16))
         >>> y = mha.apply_fun(params, x, mask=jnp.tril(jnp.ones((10, 10), bool)))
+        >>> out_shape, y.shape
+        ((-1, 10, 16), (2, 10, 16))
     """
     def sizes(q_features):
         if head_dim is not None and qkv_features is not None and qkv_features != num_heads * head_dim:

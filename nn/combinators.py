@@ -8,10 +8,16 @@ stateful iff one of its sublayers is (`nn.base.is_stateful`); then `init_state(i
 the tuple of the sublayers' states (None for stateless ones) and `apply_fun(params, x,
 state=states, **kw)` returns `(outputs, new_states)`:
 
-    >>> net = serial(Dense(16), BatchNorm(), Relu, Dense(10))
+    >>> from nn import serial, Dense, BatchNorm, Relu
+    >>> key, x = random.key(0), jnp.ones((4, 8))
+    >>> net = serial(Dense(16), BatchNorm(axis=(0,)), Relu, Dense(10))
     >>> out_shape, params = net.init_fun(key, (-1, 8))
     >>> state = net.init_state((-1, 8))                      # (None, bn_state, None, None)
+    >>> [s is None for s in state]
+    [True, False, True, True]
     >>> logits, state = net.apply_fun(params, x, state=state, rng=key, mode="train")
+    >>> logits.shape
+    (4, 10)
 """
 import core
 import numpy as np

@@ -9,8 +9,10 @@ the maximum. Where a function has a kink, the derivative there is JAX's: `relu'(
 
 Example:
     >>> from nn import functions as F
-    >>> F.relu(jnp.array([-1.0, 2.0]))          # [0., 2.]
-    >>> F.softmax(jnp.array([1.0, 1.0]))        # [0.5, 0.5]
+    >>> F.relu(jnp.array([-1.0, 2.0]))
+    Array([0., 2.], dtype=float32)
+    >>> F.softmax(jnp.array([1.0, 1.0]))
+    Array([0.5, 0.5], dtype=float32)
 """
 import math
 

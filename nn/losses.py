@@ -10,8 +10,10 @@ of shape `logits.shape`.
 
 Example:
     >>> logits = jnp.array([[2.0, 0.0, -1.0]])
-    >>> softmax_cross_entropy(logits, jnp.array([0]))     # 0.1698
-    >>> accuracy(logits, jnp.array([0]))                  # 1.0
+    >>> softmax_cross_entropy(logits, jnp.array([0]))
+    Array(0.16984604, dtype=float32)
+    >>> accuracy(logits, jnp.array([0]))
+    Array(1., dtype=float32)
 """
 import core
 import core.numpy as jnp

@@ -84,6 +84,7 @@ def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=z
         >>> bn = BatchNorm(axis=(0,))
         >>> _, params = bn.init_fun(random.key(0), (-1, 3))
         >>> state = bn.init_state((-1, 3))
+        >>> x = jnp.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]])
         >>> y, state = bn.apply_fun(params, x, state=state)             # train: batch stats
         >>> y, _ = bn.apply_fun(params, x, state=state, mode="eval")    # running stats
     """
@@ -169,8 +170,10 @@ def LayerNorm(axis=-1, epsilon=1e-5, center=True, scale=True, beta_init=zeros, g
 
     Example:
         >>> ln = LayerNorm()
-        >>> out_shape, params = ln.init_fun(random.key(0), (-1, 5, 8))   # params: (beta, gamma) of (8,)
-        >>> y = ln.apply_fun(params, x)                                  # x: (batch, 5, 8)
+        >>> out_shape, params = ln.init_fun(random.key(0), (-1, 5, 8))
+        >>> [p.shape for p in params]                                    # (beta, gamma)
+        [(8,), (8,)]
+        >>> y = ln.apply_fun(params, jnp.ones((2, 5, 8)))
     """
     def init_fun(rng, input_shape):
         axes = _axes(axis, len(input_shape), "LayerNorm")
@@ -205,7 +208,7 @@ def GroupNorm(num_groups=32, epsilon=1e-5, center=True, scale=True, beta_init=ze
     Example:
         >>> gn = GroupNorm(num_groups=2)
         >>> out_shape, params = gn.init_fun(random.key(0), (-1, 4, 4, 6))   # 2 groups of 3 channels
-        >>> y = gn.apply_fun(params, x)
+        >>> y = gn.apply_fun(params, jnp.ones((2, 4, 4, 6)))
     """
     def init_fun(rng, input_shape):
         if len(input_shape) < 2:
@@ -245,8 +248,10 @@ def Embedding(vocab_size, features, embedding_init=normal(1.0)):
 
     Example:
         >>> emb = Embedding(100, 16)
-        >>> out_shape, table = emb.init_fun(random.key(0), (-1, 12))   # out_shape (-1, 12, 16)
-        >>> vectors = emb.apply_fun(table, ids)                        # ids: int32 (batch, 12)
+        >>> out_shape, table = emb.init_fun(random.key(0), (-1, 12))
+        >>> vectors = emb.apply_fun(table, jnp.zeros((2, 12), jnp.int32))
+        >>> out_shape, vectors.shape
+        ((-1, 12, 16), (2, 12, 16))
     """
     def init_fun(rng, input_shape):
         return tuple(input_shape) + (features,), embedding_init(rng, (vocab_size, features))

@@ -66,8 +66,10 @@ def SimpleRNN(hidden, activation=jnp.tanh, W_init=glorot_normal(), U_init=_ortho
 
     Example:
         >>> rnn = SimpleRNN(8)
-        >>> out_shape, params = rnn.init_fun(random.key(0), (-1, 5, 3))   # out_shape (-1, 5, 8)
-        >>> hs = rnn.apply_fun(params, x)
+        >>> out_shape, params = rnn.init_fun(random.key(0), (-1, 5, 3))
+        >>> hs = rnn.apply_fun(params, jnp.ones((2, 5, 3)))
+        >>> out_shape, hs.shape
+        ((-1, 5, 8), (2, 5, 8))
     """
     def cell(U, carry, xw_t):
         (h_prev,) = carry
@@ -93,8 +95,10 @@ def LSTM(hidden, W_init=glorot_normal(), U_init=_orthogonal_blocks, b_init=zeros
 
     Example:
         >>> lstm = LSTM(8)
-        >>> out_shape, params = lstm.init_fun(random.key(0), (-1, 5, 3))   # out_shape (-1, 5, 8)
-        >>> hs = lstm.apply_fun(params, x)
+        >>> out_shape, params = lstm.init_fun(random.key(0), (-1, 5, 3))
+        >>> hs = lstm.apply_fun(params, jnp.ones((2, 5, 3)))
+        >>> out_shape, hs.shape
+        ((-1, 5, 8), (2, 5, 8))
     """
     def cell(U, carry, xw_t):
         h_prev, c_prev = carry
@@ -122,8 +126,10 @@ def GRU(hidden, W_init=glorot_normal(), U_init=_orthogonal_blocks, b_init=zeros)
 
     Example:
         >>> gru = GRU(8)
-        >>> out_shape, params = gru.init_fun(random.key(0), (-1, 5, 3))   # out_shape (-1, 5, 8)
-        >>> hs = gru.apply_fun(params, x)
+        >>> out_shape, params = gru.init_fun(random.key(0), (-1, 5, 3))
+        >>> hs = gru.apply_fun(params, jnp.ones((2, 5, 3)))
+        >>> out_shape, hs.shape
+        ((-1, 5, 8), (2, 5, 8))
     """
     def cell(U, carry, xw_t):
         (h_prev,) = carry

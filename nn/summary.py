@@ -33,13 +33,15 @@ def _rows(lyr, input_shape, depth):
     return rows
 
 
-def summary(layer, input_shape, print_fn=print):
-    """The table of `layer`'s structure for inputs of `input_shape`: one row per layer (sublayers
-    of `serial` / `parallel` indented under them) with its output shape and parameter count, then
-    the total. Prints it with `print_fn` (None: don't print) and returns it as a string.
+def summary(layer, input_shape, print_fn=None):
+    """The table of `layer`'s structure for inputs of `input_shape`, as a string: one row per layer
+    (sublayers of `serial` / `parallel` indented under them) with its output shape and parameter
+    count, then the total. It is returned, not printed; pass `print_fn` (e.g. `print_fn=print`, or a
+    logger's method) to also have it called once with the table.
 
     Example:
-        >>> summary(serial(Dense(4), Relu, Dense(2)), (-1, 3))
+        >>> from nn import serial, Dense, Relu
+        >>> print(summary(serial(Dense(4), Relu, Dense(2)), (-1, 3)))
         Layer         Output shape    Params
         serial        (-1, 2)         26
           Dense(4)    (-1, 4)         16

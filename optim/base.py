@@ -15,7 +15,7 @@ state is an `OptimizerState`, a pytree whose leaves are arrays only (so it passe
 Optimizers are written for ONE array and lifted to pytrees by the `@optimizer` decorator: the
 decorated function returns `(init, update, get_params)` acting on a single array and its state
 (any pytree of arrays, e.g. a NamedTuple with named fields), and the decorator applies them leaf
-by leaf. Mismatched gradient trees and state structures are errors (RELIABILITY.md F23, F24).
+by leaf. Mismatched gradient trees and state structures are errors (docs/reliability.md F23, F24).
 """
 import functools
 from collections import namedtuple

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# eight CPU devices (RELIABILITY.md N9), so pmap is tested on 1, 2, 4 and 8 of them (a pmap over k
+# eight CPU devices (docs/reliability.md N9), so pmap is tested on 1, 2, 4 and 8 of them (a pmap over k
 # slices uses the first k); everything else runs on the first, the default device
 os.environ.setdefault("PURENN_NUM_CPU_DEVICES", "8")
 
@@ -21,7 +21,7 @@ def rng(request):
 
 @pytest.fixture(autouse=True)
 def _config_unchanged():
-    """Global config must be unchanged after each test (RELIABILITY.md N9)."""
+    """Global config must be unchanged after each test (docs/reliability.md N9)."""
     before = dict(core.config._values)
     yield
     after = dict(core.config._values)

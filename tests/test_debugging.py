@@ -1,4 +1,4 @@
-"""debug_nans / debug_infs (RELIABILITY.md F30-F32, F35) and core.debug.print / callback, eagerly
+"""debug_nans / debug_infs (docs/reliability.md F30-F32, F35) and core.debug.print / callback, eagerly
 and inside jit (where they run through an XLA host callback at execution time)."""
 import contextlib
 

@@ -1,4 +1,4 @@
-"""The dtype lattice, weak types, x64 canonicalization, and bad dtypes (RELIABILITY.md F19-F21)."""
+"""The dtype lattice, weak types, x64 canonicalization, and bad dtypes (docs/reliability.md F19-F21)."""
 import warnings
 
 import ml_dtypes

@@ -4,7 +4,7 @@ dot_general and conv_general_dilated are bilinear, fft is linear; their jvp and 
 are checked with `check_grads` (central differences, and the inner-product identity for vjp) to
 order 2 in float64, and the transposes against independent NumPy oracles (einsum, dense Jacobian
 matrices built from numpy.fft). Order 1 of a bilinear function is exactly quadratic, so central
-differences with eps=1.0 are exact there (RELIABILITY N1); the order-2 checks differentiate the
+differences with eps=1.0 are exact there (docs/reliability.md N1); the order-2 checks differentiate the
 derivative functions, which are cubic, so those keep the default eps.
 """
 import numpy as np

@@ -2,7 +2,7 @@
 
 Every public function of `core.numpy` (with `linalg` and `fft`) and `core.scipy.special` appears in
 at least one of these tables (`test_every_public_function_is_classified` fails otherwise):
-- `CASES`: `check_grads(..., order=2, modes=("fwd", "rev"))` in float64 (RELIABILITY.md N1) on the
+- `CASES`: `check_grads(..., order=2, modes=("fwd", "rev"))` in float64 (docs/reliability.md N1) on the
   N1 shape groups (scalar, vector, matrix, higher rank, size-0 where meaningful), inputs drawn
   inside the function's domain and away from its kinks; `name[variant]` keys add variants (axes,
   modes, complex inputs). `SPECIAL` adds special values per function.
@@ -668,7 +668,7 @@ FLOAT32_SMOKE = ["sin", "log", "power", "maximum", "prod", "sort", "std", "conca
 
 @pytest.mark.parametrize("name", tu.sample_cases(FLOAT32_SMOKE, "grad_numpy_float32", n=max(4, tu.NUM_GENERATED_CASES)))
 def test_float32_smoke(name):
-    """RELIABILITY.md N2: the same check at order 1 in float32 with check_grads' float32 defaults."""
+    """docs/reliability.md N2: the same check at order 1 in float32 with check_grads' float32 defaults."""
     case = CASES[name]
     shapes = case.shapes[min(1, len(case.shapes) - 1)]
     args = tuple(a.astype(np.complex64 if a.dtype.kind == "c" else np.float32)

@@ -91,7 +91,7 @@ print(json.dumps({"during": during - before, "after": rss_mb() - before}))
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads the resident set from /proc")
-def test_clear_caches_gives_the_memory_of_dropped_executables_back():  # RELIABILITY.md F66, S3
+def test_clear_caches_gives_the_memory_of_dropped_executables_back():  # docs/reliability.md F66, S3
     env = {**os.environ, "PYTHONPATH": REPO, "PURENN_NUM_CPU_DEVICES": "1"}
     out = subprocess.run([sys.executable, "-c", RSS_PROBE], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]

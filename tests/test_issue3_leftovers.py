@@ -1,4 +1,4 @@
-"""Issue 3 leftovers: the tracer leak checker (RELIABILITY.md F5, F6, E3), `jit(backend=)`,
+"""Issue 3 leftovers: the tracer leak checker (docs/reliability.md F5, F6, E3), `jit(backend=)`,
 `lax.map(batch_size=)` and the older `lax.cond` calling forms."""
 import gc
 import re

@@ -21,7 +21,7 @@ def _loss(params, x):
     return jnp.mean(jnp.tanh(x @ params["w"] + params["b"]) ** 2)
 
 
-# The composition matrix (STYLE.md habit 8): one function per primitive family.
+# The composition matrix (docs/design.md, Testing): one function per primitive family.
 FUNCTIONS = {
     "elementwise": lambda x: jnp.sin(x) * jnp.exp(-x) + jnp.sqrt(jnp.abs(x)) - 2.0 * x,
     "compare_select": lambda x: jnp.where(x > 0.5, x, -x) + (x >= 0.2).astype(jnp.float32),
@@ -231,7 +231,7 @@ def test_lower_and_compile():
     assert compiled.memory_stats().output_size_in_bytes == 4
 
 
-def test_recompilation_warning_names_what_changed():  # RELIABILITY.md S2
+def test_recompilation_warning_names_what_changed():  # docs/reliability.md S2
     f = core.jit(lambda x: x.sum())
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -280,7 +280,7 @@ def test_cache_counts_traces_and_compiles_per_signature():
     assert len(traces) == 2 and core.cache_info()["eager"]["misses"] == 2
 
 
-def test_ten_thousand_jitted_closures_stay_within_the_cache_bounds():  # RELIABILITY.md S3
+def test_ten_thousand_jitted_closures_stay_within_the_cache_bounds():  # docs/reliability.md S3
     x = jnp.ones(3)
     core.clear_caches()
     for i in range(10_000):
@@ -312,7 +312,7 @@ print(json.dumps({"growth_mb": rss_mb() - before}))
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads the resident set from /proc")
-def test_ten_thousand_jitted_closures_keep_the_resident_set_flat():  # RELIABILITY.md S3
+def test_ten_thousand_jitted_closures_keep_the_resident_set_flat():  # docs/reliability.md S3
     # In a fresh process, so that other tests' memory does not count. Measured: +1.2 MB. Each dropped
     # closure's jit object (its traces, its fast-path table) must go with it; 1 KB kept per closure
     # would already be +10 MB.

@@ -405,7 +405,7 @@ def test_in_dim_helpers(rng):
         lax.slice_in_dim(xj, 0, 1, axis=2)
 
 
-# ----- broadcast_in_dim (RELIABILITY.md F16) and reshape ---------------------------------------------
+# ----- broadcast_in_dim (docs/reliability.md F16) and reshape ----------------------------------------
 
 @pytest.mark.parametrize("shape,out_shape,dims", [((3,), (2, 3), (1,)), ((3, 1), (3, 4), (0, 1)), ((), (2, 2), ()),
                                                   ((1,), (0, 4), (1,)), ((2, 1), (2, 5, 3), (0, 2))])

@@ -550,6 +550,14 @@ def test_summary_table():
     assert rows[-1] == "Total params: 224"
 
 
+def test_summary_returns_the_table_and_prints_only_when_asked(capsys):
+    net = serial(Dense(3), Relu)
+    table = summary(net, (-1, 2))
+    assert capsys.readouterr().out == ""            # returned, not printed
+    assert summary(net, (-1, 2), print_fn=print) == table
+    assert capsys.readouterr().out == table + "\n"  # printed once, when asked
+
+
 def test_summary_nests_parallel():
     net = serial(FanOut(2), parallel(Dense(3), Identity), FanInConcat())
     table = summary(net, (-1, 2), print_fn=None)

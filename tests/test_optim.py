@@ -1,6 +1,6 @@
 """optim/optimizers.py against NumPy float64 implementations of each published update (written
 here, independently of the code under test), the contract invariants of optim/base.py
-(`get_params(init(p)) == p`, a fixed state structure, RELIABILITY.md F23/F24), and convergence on a
+(`get_params(init(p)) == p`, a fixed state structure, docs/reliability.md F23/F24), and convergence on a
 quadratic, eagerly and under jit."""
 import numpy as np
 import pytest
@@ -313,7 +313,7 @@ def test_sm3_keeps_one_accumulator_per_dimension():
 
 
 def test_docstring_examples_run():
-    # STYLE.md habit 12: the examples in the docstrings are executed and their printed values checked.
+    # docs/design.md, Testing: the examples in the docstrings are executed and their printed values checked.
     import doctest
 
     import optim.optimizers

@@ -1,6 +1,6 @@
 """`core.vmap` itself: in_axes / out_axes forms, keyword arguments, nesting, composition with jit
 and differentiation (each checked against a Python loop), named-axis collectives, `jnp.vectorize`,
-and the errors of RELIABILITY.md F25/F26."""
+and the errors of docs/reliability.md F25/F26."""
 import numpy as np
 import pytest
 
@@ -96,7 +96,7 @@ def test_vmap_of_python_scalars_and_size_zero():
     close(core.vmap(lambda x, s: x * s, in_axes=(0, None))(rand(3, 2), 2.0).shape, (3, 2))
 
 
-# ----- errors (RELIABILITY.md F25, F26) -----------------------------------------------------------------
+# ----- errors (docs/reliability.md F25, F26) ------------------------------------------------------------
 
 def test_inconsistent_sizes_lists_each_argument():
     with pytest.raises(ValueError, match=r"(?s)inconsistent sizes for array axes to be mapped:\n"
@@ -292,7 +292,7 @@ def test_vectorize_excluded_and_errors():
         jnp.vectorize(jnp.sum, signature="(n)->(n)")(rand(2, 3))
 
 
-# ----- the composition matrix of test_jit, with vmap added (STYLE.md habit 8) --------------------------
+# ----- the composition matrix of test_jit, with vmap added (docs/design.md, Testing) ------------------
 
 from test_jit import FUNCTIONS  # noqa: E402  (one function per primitive family)
 

@@ -1,4 +1,4 @@
-"""Batching of the elementwise primitives (RELIABILITY.md N5): for each one, `vmap(op)` equals
+"""Batching of the elementwise primitives (docs/reliability.md N5): for each one, `vmap(op)` equals
 the loop over examples for batch sizes 10 and 0 and every placement of the batch axis, including
 batched scalars among higher-rank operands (the `defbroadcasting` verb) and the scalar-or-same-
 shape operands of clamp and select_n."""

@@ -1,7 +1,7 @@
 """vmap of the reduction primitives (core/lax/reductions.py) against a loop over examples.
 
 `tu.check_vmap` compares `vmap(f)` with `f` applied to each example and stacked, for batch sizes
-10 and 0 and every position of the batch axis (RELIABILITY.md N5). Primitives covered, by name:
+10 and 0 and every position of the batch axis (docs/reliability.md N5). Primitives covered, by name:
 reduce_sum_p reduce_prod_p reduce_max_p reduce_min_p reduce_and_p reduce_or_p reduce_xor_p
 argmax_p argmin_p reduce_window_sum_p reduce_window_max_p reduce_window_min_p
 cumsum_p cumprod_p cummax_p cummin_p cumlogsumexp_p

@@ -1,5 +1,5 @@
 """vmap of gather and the scatter family (gather_p, scatter_p, scatter_add_p, scatter_mul_p,
-scatter_min_p, scatter_max_p) against a loop over examples (RELIABILITY.md N5), for batch sizes
+scatter_min_p, scatter_max_p) against a loop over examples (docs/reliability.md N5), for batch sizes
 10 and 0 and every placement of the batch axis, plus the user-level paths `x[idx]` and
 `x.at[idx].add(v)`."""
 import numpy as np

@@ -1,7 +1,7 @@
 """vmap of the structural primitives (core/lax/structural.py) against a loop over examples.
 
 `tu.check_vmap` compares `vmap(f)` with `f` applied to each example and stacked, for batch sizes
-10 and 0 and every position of the batch axis (RELIABILITY.md N5). Primitives covered, by name:
+10 and 0 and every position of the batch axis (docs/reliability.md N5). Primitives covered, by name:
 convert_element_type_p broadcast_in_dim_p reshape_p bitcast_convert_type_p squeeze_p transpose_p
 rev_p pad_p concatenate_p slice_p dynamic_slice_p dynamic_update_slice_p stop_gradient_p, and
 iota_p, which has no operands and so is never batched (it is applied directly under vmap).

@@ -6,7 +6,7 @@ bound on the enclosing trace. Tangents may be the symbolic `Zero`, so an input t
 differentiated costs nothing; a primitive whose inputs all have zero tangents is applied to the
 primals only.
 
-Reverse mode (DESIGN.md decision 5). `linearize` runs the jvp interpreter on top of a partial
+Reverse mode (docs/design.md, Automatic differentiation). `linearize` runs the jvp interpreter on top of a partial
 evaluator (`partial_eval.PartialEvalTrace`) in which primals are *known* and tangents *unknown*:
 every operation on known values is computed at once, every operation touching a tangent is staged.
 What is staged is a jaxpr that is linear in the tangents, whose constants (residuals) are known

@@ -16,7 +16,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 
 class _JaxAbsentFinder:
-    """jaxlib tries `import jax` on some paths (the first host read of every buffer, DESIGN.md).
+    """jaxlib tries `import jax` on some paths (the first host read of every buffer;
+    docs/design.md, Known deviations).
     When jax is not installed, answer at once instead of searching sys.path each time. A finder
     rather than `sys.modules["jax"] = None`, because libraries such as scipy take any 'jax' entry
     in sys.modules to mean that jax is importable."""

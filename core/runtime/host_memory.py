@@ -15,7 +15,7 @@ library is not glibc, when the user already chose malloc settings (`MALLOC_*_` o
 `GLIBC_TUNABLES` in the environment), or when `PURENN_MALLOC_TUNING=0`.
 
 `release_free_memory()` (run by `core.clear_caches()`) gives the free memory of all arenas back to
-the kernel, so that dropping compiled executables shrinks the resident set (RELIABILITY.md F66).
+the kernel, so that dropping compiled executables shrinks the resident set (docs/reliability.md F66).
 """
 import ctypes
 import ctypes.util
@@ -50,7 +50,7 @@ def release_free_memory():
     """Hand the free memory of every malloc arena back to the kernel (glibc's `malloc_trim`);
     `core.clear_caches()` calls it. Freed executables otherwise stay in the process's resident
     set: 500 compiles of new shapes, then `clear_caches()`, left +106 MB resident, and +9 MB with
-    the trim (RELIABILITY.md F66). Returns whether it ran (glibc only)."""
+    the trim (docs/reliability.md F66). Returns whether it ran (glibc only)."""
     libc = _glibc()
     if libc is None:
         return False
