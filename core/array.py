@@ -193,9 +193,7 @@ def to_array(x):
     if t in _SCALAR_TYPES:
         return _scalar_array(x)
     if isinstance(x, (np.ndarray, np.generic)):
-        if x.dtype not in dtypes._SUPPORTED_SET:
-            raise TypeError(f"purenn only supports number and bool dtypes, got dtype {x.dtype}")
-        return asarray_device(x)
+        return asarray_device(x)  # canonicalize_dtype refuses unsupported dtypes, converts byte order
     if hasattr(x, "__jax_array__"):
         return to_array(x.__jax_array__())
     if isinstance(x, (bool, int, float, complex)):

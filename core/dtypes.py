@@ -82,8 +82,12 @@ def default_complex_dtype():
 
 
 def canonicalize_dtype(dtype, allow_opaque=False):
-    """The dtype an array of `dtype` gets: 64-bit types become 32-bit while x64 is off."""
+    """The dtype an array of `dtype` gets: 64-bit types become 32-bit while x64 is off, and a
+    non-native byte order (NumPy's '>f4' on a little-endian host) becomes the native one: devices
+    hold native values, and a host array is converted (`astype`, same values) where it enters."""
     dtype = np.dtype(dtype)
+    if not dtype.isnative:
+        dtype = dtype.newbyteorder("=")
     if dtype not in _SUPPORTED_SET:
         raise TypeError(f"purenn only supports number and bool dtypes, got dtype {dtype}")
     if not config.enable_x64:
@@ -101,6 +105,8 @@ def check_user_dtype(dtype, context="array"):
         dtype = np.dtype(dtype)
     except TypeError as e:
         raise TypeError(f"purenn only supports number and bool dtypes, got {dtype!r} in {context}") from e
+    if not dtype.isnative:
+        dtype = dtype.newbyteorder("=")  # byte order is a host layout: not a truncation to warn about
     if dtype not in _SUPPORTED_SET:
         raise TypeError(f"purenn only supports number and bool dtypes, got dtype {dtype} in {context}")
     canonical = canonicalize_dtype(dtype)

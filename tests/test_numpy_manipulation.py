@@ -45,8 +45,10 @@ def test_reshape_errors():
         x.reshape(4, -1)
     with pytest.raises(ValueError, match="can only specify one unknown dimension"):
         jnp.reshape(x, (-1, -1))
-    with pytest.raises(NotImplementedError, match="order='C'"):
-        jnp.reshape(x, (6,), order="F")
+    with pytest.raises(ValueError, match="order='K' is not permitted for reshaping"):
+        jnp.reshape(x, (6,), order="K")
+    with pytest.raises(ValueError, match="order must be one of 'C', 'F', 'A' or 'K', got order='X'"):
+        jnp.reshape(x, (6,), order="X")
     with pytest.raises(TypeError, match="reshape requires ndarray or scalar arguments.*jnp.asarray"):
         jnp.reshape([1, 2], (2,))
 

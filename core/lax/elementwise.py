@@ -109,6 +109,8 @@ defbilinear(mul_p, lambda ct, x, y: unbroadcast(mul(ct, y), x.aval),
 
 def div(x, y):
     """Elementwise x / y; integer division rounds toward zero (C semantics), unlike NumPy's `//`.
+    Integer division by zero is XLA's (on CPU -1, all bits set, as in JAX's `lax.div`);
+    `jnp.floor_divide` gives NumPy's 0.
 
     Example: `lax.div(jnp.array([-7, 7]), jnp.array([2, 2]))` is `[-3, 3]`.
     """
@@ -132,6 +134,7 @@ ad.transpose_rules[div_p] = _div_transpose
 
 def rem(x, y):
     """Elementwise remainder of `div`: C `fmod` semantics, the result has the sign of x.
+    An integer x % 0 is XLA's (x on CPU); `jnp.fmod` and `jnp.remainder` give NumPy's 0.
 
     Example: `lax.rem(jnp.array([-7, 7]), jnp.array([2, -2]))` is `[-1, 1]`.
     """

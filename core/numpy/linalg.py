@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from .. import lax
+from ..custom_derivatives import custom_jvp
 from ..lax import linalg as lax_linalg
 from ._util import (asarray_operand, broadcast_shapes, canonicalize_axis, check_arraylike,
                     promote_dtypes_inexact, promote_dtypes)
@@ -292,8 +293,62 @@ def det(a):
     """
     (a,) = _inexact("det", a)
     _check_square("det", a)
+    return _det(a)
+
+
+@custom_jvp
+def _det(a):
     diag, parity = _lu_det_parts(a)
     return lax.mul(parity, lax.reduce_prod(diag, (diag.ndim - 1,)))
+
+
+@_det.defjvp
+def _det_jvp(primals, tangents):
+    # Jacobi's formula, d det(a) = <cofactor(a), da>, with a cofactor matrix that is finite and
+    # exact also where a is singular. Differentiating the LU product instead divides by the
+    # zero pivot of a singular matrix (NaN), and JAX's LU-based rule finds the cofactors only when
+    # that zero pivot comes last (not for [[0, 1], [0, 1]], nor for [[0, 1], [0, 0]]).
+    (a,), (da,) = primals, tangents
+    nd = a.ndim
+    return _det(a), lax.reduce_sum(lax.mul(_cofactor(a), da), (nd - 2, nd - 1))
+
+
+@custom_jvp
+def _cofactor(a):
+    """The cofactor matrix of square `a` (the transposed adjugate; det(a) a^-T where a is
+    invertible), which is d det(a) / da. From the SVD a = u diag(s) vh it is
+    det(u) det(vh) conj(u diag(s') vh), s'_i the product of the singular values other than s_i:
+    exact for every rank (rank n-1 leaves one nonzero s'_i, lower ranks none) and without any
+    division, so a singular `a` needs no special case."""
+    n = a.shape[-1]
+    if n == 0:
+        return a
+    u, s, vh = lax_linalg.svd(a, full_matrices=False)
+    nb = s.ndim - 1
+    rows = lax.broadcast_in_dim(s, s.shape + (n,), tuple(range(nb)) + (nb + 1,))  # rows[..., i, j] = s_j
+    on_diagonal = lax.eq(lax.broadcasted_iota(np.int32, rows.shape, nb), lax.broadcasted_iota(np.int32, rows.shape, nb + 1))
+    others = lax.reduce_prod(lax.select_n(on_diagonal, rows, _scalar_like(rows, 1)), (nb + 1,))
+    scaled_u = lax.mul(u, lax.broadcast_in_dim(lax.convert_element_type(others, a.dtype), u.shape,
+                                               tuple(range(nb)) + (nb + 1,)))
+    m = _matmul(scaled_u, vh)
+    if dtypes.is_complex(a.dtype):
+        m = lax.conj(m)
+    phase = lax.mul(_det(u), _det(vh))  # +-1, or a unit complex number
+    return lax.mul(m, lax.broadcast_in_dim(phase, m.shape, tuple(range(nb))))
+
+
+@_cofactor.defjvp
+def _cofactor_jvp(primals, tangents):
+    # With x = a^-1 da, d cof(a) = tr(x) cof(a) - cof(a) x^T (from cof = det(a) a^-T). This is
+    # what second derivatives of det use; unlike the first, it needs an invertible `a`.
+    (a,), (da,) = primals, tangents
+    c = _cofactor(a)
+    if a.shape[-1] == 0:
+        return c, da
+    x = solve(a, da)
+    nb = a.ndim - 2
+    tr = lax.broadcast_in_dim(lax.reduce_sum(_diag(x), (nb,)), c.shape, tuple(range(nb)))
+    return c, lax.sub(lax.mul(tr, c), _matmul(c, _T(x)))
 
 
 def slogdet(a):

@@ -2,8 +2,9 @@
 
 Every function is built from lax wrappers and static shape information, so it traces as well as
 it runs eagerly. As in `jax.numpy`, arrays are immutable (functions return new arrays, `copy`
-arguments are accepted and ignored), only C order is supported, and arguments that determine a
-shape (split points, repeat counts, pad widths) must be concrete.
+arguments are accepted and ignored), and arguments that determine a shape (split points, repeat
+counts, pad widths) must be concrete. Arrays have no memory layout: `reshape`/`ravel` read and
+write them in C (row-major) or F (column-major) index order as asked, and 'A'/'K' mean C for them.
 """
 import builtins
 import math
@@ -73,9 +74,12 @@ _NO_SHAPE = object()
 
 
 def reshape(a, shape=None, order="C", *, newshape=_NO_SHAPE, copy=None):
-    """`a` with a new `shape` (row-major); one dimension may be -1 and is inferred.
+    """`a` with a new `shape`; one dimension may be -1 and is inferred, as `numpy.reshape`.
 
-    Only `order='C'` is supported. Example: `jnp.reshape(jnp.arange(6), (2, -1))` has shape (2, 3).
+    `order='C'` reads and writes elements in row-major index order, 'F' in column-major order
+    (the first index changing fastest), and 'A' means 'F' only for a Fortran-contiguous NumPy
+    array (purenn arrays read as C-contiguous). Example: `jnp.reshape(jnp.arange(6), (2, -1))` is
+    `[[0, 1, 2], [3, 4, 5]]`; with `order='F'` it is `[[0, 2, 4], [1, 3, 5]]`.
     """
     if newshape is not _NO_SHAPE:
         if shape is not None:
@@ -83,11 +87,30 @@ def reshape(a, shape=None, order="C", *, newshape=_NO_SHAPE, copy=None):
         shape = newshape
     if shape is None:
         raise TypeError("reshape() missing required argument 'shape'")
-    if order != "C":
-        raise NotImplementedError(f"reshape: only order='C' is supported, got order={order!r}")
+    if order == "K":
+        raise ValueError("reshape: order='K' is not permitted for reshaping (as in NumPy); use 'C', 'F' or 'A'.")
+    order = _index_order("reshape", a, order)
     a = _arr("reshape", a)
     new = _infer_shape(a.size, _shape_arg(shape), a.shape)
+    if order == "F":
+        return _reverse_axes(lax.reshape(_reverse_axes(a), new[::-1]))
     return lax.reshape(a, new)
+
+
+def _index_order(fun_name, a, order):
+    """'C' or 'F', the index order that `order` ('C', 'F', 'A' or 'K') reads `a` in. Only a
+    NumPy array has a memory layout: 'A' and 'K' are 'F' for one that is Fortran- but not
+    C-contiguous, as in NumPy, and 'C' otherwise."""
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"{fun_name}: order must be one of 'C', 'F', 'A' or 'K', got order={order!r}.")
+    if order in ("A", "K"):
+        fortran = isinstance(a, np.ndarray) and a.flags.f_contiguous and not a.flags.c_contiguous
+        return "F" if fortran else "C"
+    return order
+
+
+def _reverse_axes(a):
+    return lax.transpose(a, tuple(range(a.ndim))[::-1]) if a.ndim > 1 else a
 
 
 def _reshape_method(x, *shape, order="C", **kwargs):
@@ -102,10 +125,17 @@ def _reshape_method(x, *shape, order="C", **kwargs):
 
 
 def ravel(a, order="C"):
-    """The flattened (row-major) array. Example: `jnp.ravel(jnp.ones((2, 3))).shape` is (6,)."""
-    if order != "C":
-        raise NotImplementedError(f"ravel: only order='C' is supported, got order={order!r}")
+    """The flattened array, as `numpy.ravel` (and `x.ravel()`, `x.flatten()`): elements in
+    row-major index order for `order='C'`, column-major for 'F'. 'A' and 'K' read a NumPy array
+    as NumPy does ('K': in memory order) and a purenn array in C order.
+    Example: `jnp.ravel(jnp.array([[1, 2], [3, 4]]), order="F")` is `[1, 3, 2, 4]`.
+    """
+    if order == "K" and isinstance(a, np.ndarray):
+        a, order = np.ravel(a, order="K"), "C"  # memory order, strides of any sign: NumPy's own
+    order = _index_order("ravel", a, order)
     a = _arr("ravel", a)
+    if order == "F":
+        a = _reverse_axes(a)
     return lax.reshape(a, (a.size,))
 
 
@@ -790,14 +820,19 @@ def _pad_stat(a, axis, lo, hi, mode, stat_length):
             stat = lax.reduce_max(region, (axis,))
         elif mode == "minimum":
             stat = lax.reduce_min(region, (axis,))
-        else:
+        elif a.dtype == dtypes.bool_:
+            # NumPy casts the float mean back to bool unrounded: True when any element is
+            stat = lax.reduce_or(region, (axis,))
+        elif dtypes.is_inexact(a.dtype):
             total = lax.reduce_sum(region, (axis,))
-            if dtypes.is_inexact(a.dtype):
-                stat = lax.div(total, lax.full_like(total, length))
-            else:  # NumPy rounds the float mean back to the integer dtype
-                f = dtypes.default_float_dtype()
-                mean = lax.div(lax.convert_element_type(total, f), lax.full(total.shape, length, f))
-                stat = lax.convert_element_type(lax.round(mean, lax.RoundingMethod.TO_NEAREST_EVEN), a.dtype)
+            stat = lax.div(total, lax.full_like(total, length))
+        else:
+            # NumPy (and JAX) take the mean of integers in floating point, so the sum cannot
+            # overflow the integer dtype, and round it back to the integer dtype
+            f = dtypes.default_float_dtype()
+            total = lax.reduce_sum(lax.convert_element_type(region, f), (axis,))
+            mean = lax.div(total, lax.full(total.shape, length, f))
+            stat = lax.convert_element_type(lax.round(mean, lax.RoundingMethod.TO_NEAREST_EVEN), a.dtype)
         shape = list(a.shape)
         shape[axis] = width
         block_ = lax.broadcast_in_dim(stat, tuple(shape), tuple(d for d in range(a.ndim) if d != axis))

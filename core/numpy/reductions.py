@@ -539,6 +539,8 @@ def take_last(x, idx):
     lead = x.shape[:-1]
     rows = math.prod(lead)
     q = idx.shape[-1]
+    if rows == 0 or q == 0:
+        return _full(lead + (q,), 0, x.dtype)  # nothing to gather (a gather from an empty operand is invalid)
     flat_idx = lax.reshape(idx, (rows, q))
     offsets = lax.mul(lax.broadcasted_iota(idx.dtype, (rows, q), 0), _full((rows, q), n, idx.dtype))
     flat_idx = lax.reshape(lax.add(flat_idx, offsets), (rows, q, 1))

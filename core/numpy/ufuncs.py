@@ -4,8 +4,10 @@ Arguments broadcast by NumPy's rules and promote by JAX's type lattice (`promote
 scalars are weakly typed, so `jnp.ones(3, jnp.float16) + 1.0` stays float16, and a Python int
 that does not fit a small integer dtype wraps (`jnp.int8(1) + 300` is 45, as in JAX; NumPy
 raises). Where JAX differs from NumPy we follow JAX: x64 is off by default (so `float_power`
-gives float32), integer `floor_divide`/`remainder` by zero give XLA's values rather than a warning,
-and `power` of integers to a negative integer array is implementation-defined.
+gives float32) and `power` of integers to a negative integer array is implementation-defined.
+Integer division by zero gives 0 in `floor_divide`, `remainder`, `fmod` and `divmod`, NumPy's
+value without its warning; JAX agrees for `remainder` and `fmod`, while its `floor_divide`
+returns what XLA's division gives (-1 or -2 on CPU, and another value elsewhere).
 """
 
 from functools import partial
@@ -177,20 +179,31 @@ true_divide = divide
 def floor_divide(x1, x2, /):
     """Elementwise x1 // x2, rounding toward minus infinity (also for negative operands), as
     `numpy.floor_divide`. Example: `jnp.floor_divide(jnp.array([-7, 7]), 2)` is `[-4, 3]`.
-    Integer division by zero gives XLA's value rather than NumPy's 0 with a warning.
+    Integer division by zero gives 0, as in NumPy (without its warning).
     """
     x1, x2 = _promote_full("floor_divide", promote_args_numeric, x1, x2)
     kind = _kind(x1)
     if kind == "c":
         raise TypeError("floor_divide does not support complex-valued inputs")
-    if kind == "u":
-        return lax.div(x1, x2)
-    if kind == "i":
-        quotient = lax.div(x1, x2)
-        inexact = lax.ne(lax.rem(x1, x2), 0)
-        signs_differ = lax.ne(lax.lt(x1, 0), lax.lt(x2, 0))
-        return _where(lax.and_(inexact, signs_differ), lax.sub(quotient, 1), quotient)
+    if kind in "iu":
+        return _integer_divmod(x1, x2)[0]
     return _float_divmod(x1, x2)[0]
+
+
+def _integer_divmod(x1, x2):
+    """NumPy's integer (x1 // x2, x1 % x2): rounded toward minus infinity, and (0, 0) for a zero
+    divisor. XLA's division by zero is implementation-defined (on CPU x1 / 0 is -1 and x1 % 0 is
+    x1), so the divisor is replaced by 1 there and the quotient zeroed. INT_MIN // -1 wraps to
+    INT_MIN with remainder 0 in both."""
+    zero_divisor = lax.eq(x2, 0)
+    safe_x2 = _where(zero_divisor, _fill(1, x2), x2)
+    quotient, mod = lax.div(x1, safe_x2), lax.rem(x1, safe_x2)
+    if _kind(x1) == "i":
+        # C division truncates: step down where the remainder is nonzero and the signs differ
+        fix = lax.and_(lax.ne(mod, 0), lax.ne(lax.lt(mod, 0), lax.lt(safe_x2, 0)))
+        quotient = _where(fix, lax.sub(quotient, 1), quotient)
+        mod = _where(fix, lax.add(mod, safe_x2), mod)
+    return _where(zero_divisor, _fill(0, quotient), quotient), mod
 
 
 def _float_divmod(x1, x2):
@@ -200,6 +213,8 @@ def _float_divmod(x1, x2):
     fix = lax.and_(lax.ne(mod, 0), lax.ne(lax.lt(x2, 0), lax.lt(mod, 0)))
     mod = _where(fix, lax.add(mod, x2), mod)
     div = _where(fix, lax.sub(div, 1), div)
+    # a zero remainder takes the divisor's sign, as in NumPy (0.0 % -1.0 is -0.0)
+    mod = _where(lax.eq(mod, 0), _where(signbit(x2), _fill(-0.0, mod), _fill(0.0, mod)), mod)
     floor_div = lax.floor(div)
     # (x1 - mod) / x2 is an integer up to rounding: take the nearest one
     floor_div = _where(lax.gt(lax.sub(div, floor_div), 0.5), lax.add(floor_div, 1), floor_div)
@@ -212,31 +227,32 @@ def _float_divmod(x1, x2):
 
 def remainder(x1, x2, /):
     """Elementwise remainder of floor division: the result has the sign of x2, as
-    `numpy.remainder`. Example: `jnp.remainder(jnp.array([-7, 7]), 3)` is `[2, 1]`.
+    `numpy.remainder`. Integer division by zero gives 0, as in NumPy and JAX.
+    Example: `jnp.remainder(jnp.array([-7, 7]), 3)` is `[2, 1]`.
     """
     x1, x2 = _promote_full("remainder", promote_args_numeric, x1, x2)
     kind = _kind(x1)
     if kind == "c":
         raise TypeError("remainder does not support complex-valued inputs")
-    if kind == "u":
-        return lax.rem(x1, x2)
     if kind == "f":
         return _float_divmod(x1, x2)[1]
-    mod = lax.rem(x1, x2)
-    fix = lax.and_(lax.ne(mod, 0), lax.ne(lax.lt(x2, 0), lax.lt(mod, 0)))
-    return _where(fix, lax.add(mod, x2), mod)
+    return _integer_divmod(x1, x2)[1]
 
 
 mod = remainder
 
 
 def fmod(x1, x2, /):
-    """Elementwise C-style remainder: the result has the sign of x1, as `numpy.fmod`.
+    """Elementwise C-style remainder: the result has the sign of x1, as `numpy.fmod`. Integer
+    division by zero gives 0, as in NumPy and JAX.
 
     Example: `jnp.fmod(jnp.array([-7, 7]), 3)` is `[-1, 1]`.
     """
-    x1, x2 = _promote("fmod", promote_args_numeric, x1, x2)
+    x1, x2 = _promote_full("fmod", promote_args_numeric, x1, x2)
     _no_complex("fmod", x1)
+    if _kind(x1) in "iu":
+        # x1 % 1 is 0: XLA's x1 % 0 is implementation-defined (x1 on CPU)
+        return lax.rem(x1, _where(lax.eq(x2, 0), _fill(1, x2), x2))
     return lax.rem(x1, x2)
 
 
@@ -245,7 +261,13 @@ def divmod(x1, x2, /):
 
     Example: `jnp.divmod(jnp.array([-7]), 2)` is `([-4], [1])`.
     """
-    return floor_divide(x1, x2), remainder(x1, x2)
+    x1, x2 = _promote_full("divmod", promote_args_numeric, x1, x2)
+    kind = _kind(x1)
+    if kind == "c":
+        raise TypeError("divmod does not support complex-valued inputs")
+    if kind in "iu":
+        return _integer_divmod(x1, x2)
+    return _float_divmod(x1, x2)
 
 
 def power(x1, x2, /):
@@ -446,21 +468,24 @@ def _logaddexp(x1, x2):
     return _where(lax.ne(delta, delta), lax.add(x1, x2), lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
 
 
-def _logaddexp_tangent(exp_fn, ans, primals, tangents):
-    """t1 * b**(x1 - ans) + t2 * b**(x2 - ans): the weights of the two inputs, exact at ties (where
-    max/abs in the primal formula would split or skew the derivative), infinities read as 0."""
-    ans = _finite_or_zero(ans)
-    return sum(lax.mul(t, exp_fn(lax.sub(_finite_or_zero(x), ans))) for x, t in zip(primals, tangents))
+def _logaddexp_tangent(weight, primals, tangents):
+    """t1 * w(x1 - x2) + t2 * w(x2 - x1), w the logistic function of base e or 2: the partials
+    b**xi / (b**x1 + b**x2) as functions of the difference alone. They are exact at ties (where
+    max/abs in the primal formula would split or skew the derivative), 0 and 1 where one input is
+    -inf or +inf, and always sum to 1, except where both inputs are the same infinity: the
+    difference is NaN there, and so are both partials (as in JAX at (-inf, -inf))."""
+    (x1, x2), (t1, t2) = primals, tangents
+    return lax.add(lax.mul(t1, weight(lax.sub(x1, x2))), lax.mul(t2, weight(lax.sub(x2, x1))))
 
 
-def _finite_or_zero(x):
-    return _where(lax.is_finite(x), x, _fill(0, x))
+def _logistic2(d):
+    """1 / (1 + 2**-d), the base-2 logistic function."""
+    return lax.div(_fill(1, d), lax.add(_fill(1, d), lax.exp2(lax.neg(d))))
 
 
 @_logaddexp.defjvp
 def _logaddexp_jvp(primals, tangents):
-    ans = _logaddexp(*primals)
-    return ans, _logaddexp_tangent(lax.exp, ans, primals, tangents)
+    return _logaddexp(*primals), _logaddexp_tangent(lax.logistic, primals, tangents)
 
 
 def logaddexp2(x1, x2, /):
@@ -483,8 +508,7 @@ def _logaddexp2(x1, x2):
 
 @_logaddexp2.defjvp
 def _logaddexp2_jvp(primals, tangents):
-    ans = _logaddexp2(*primals)
-    return ans, _logaddexp_tangent(lax.exp2, ans, primals, tangents)
+    return _logaddexp2(*primals), _logaddexp_tangent(_logistic2, primals, tangents)
 
 
 sqrt = _unary("sqrt", lax.sqrt, promote_args_inexact, doc="""Elementwise square root (nan for negative reals).
@@ -814,12 +838,27 @@ def _check_integers(name, *args):
 def gcd(x1, x2, /):
     """Elementwise greatest common divisor of |x1| and |x2| (gcd(0, 0) = 0), as `numpy.gcd`.
 
-    Runs a fixed number of Euclid steps, enough for the dtype's width, so it traces to a
-    straight-line program. Example: `jnp.gcd(jnp.array([12, -8]), 18)` is `[6, 2]`.
+    As in NumPy, Euclid runs on the magnitudes in the unsigned type of the same width, so
+    `gcd(INT_MIN, 5)` is 1; only `gcd(INT_MIN, 0)` and `gcd(INT_MIN, INT_MIN)`, whose answer 2**(bits-1)
+    does not fit, wrap to INT_MIN. A fixed number of Euclid steps, enough for the dtype's width,
+    traces to a straight-line program. Example: `jnp.gcd(jnp.array([12, -8]), 18)` is `[6, 2]`.
     """
     _check_integers("gcd", x1, x2)
     x1, x2 = _promote("gcd", promote_args_numeric, x1, x2)
-    a, b = broadcast_to_common_shape(absolute(x1), absolute(x2))
+    x1, x2 = broadcast_to_common_shape(x1, x2)
+    return lax.convert_element_type(_unsigned_gcd(*_magnitudes(x1, x2)), x1.dtype)
+
+
+def _magnitudes(x1, x2):
+    """|x1| and |x2| in the unsigned type of their width: exact also for INT_MIN, whose signed
+    absolute value wraps to itself (the conversion reinterprets the two's complement bits)."""
+    if _kind(x1) == "u":
+        return x1, x2
+    unsigned = np.dtype(f"uint{x1.dtype.itemsize * 8}")
+    return tuple(lax.convert_element_type(lax.abs(x), unsigned) for x in (x1, x2))
+
+
+def _unsigned_gcd(a, b):
     # Euclid needs at most log_phi(2**bits) + 2 steps (Lame's theorem)
     steps = int(np.ceil(a.dtype.itemsize * 8 * 1.4405)) + 2
     one = _fill(1, b)
@@ -833,15 +872,19 @@ def gcd(x1, x2, /):
 def lcm(x1, x2, /):
     """Elementwise least common multiple of |x1| and |x2| (0 if either is 0), as `numpy.lcm`.
 
-    Example: `jnp.lcm(jnp.array([4, -6]), 6)` is `[12, 6]`.
+    A result too large for the dtype wraps as NumPy's does (`|x1| // gcd * |x2|` in the unsigned
+    type, reinterpreted), so it can come out negative. Example: `jnp.lcm(jnp.array([4, -6]), 6)`
+    is `[12, 6]`.
     """
     _check_integers("lcm", x1, x2)
     x1, x2 = _promote("lcm", promote_args_numeric, x1, x2)
     x1, x2 = broadcast_to_common_shape(x1, x2)
-    d = gcd(x1, x2)
+    a, b = _magnitudes(x1, x2)
+    d = _unsigned_gcd(a, b)
     d_is_zero = lax.eq(d, 0)
     safe_d = _where(d_is_zero, _fill(1, d), d)
-    return _where(d_is_zero, _fill(0, d), absolute(lax.mul(x1, lax.div(x2, safe_d))))
+    out = _where(d_is_zero, _fill(0, d), lax.mul(lax.div(a, safe_d), b))
+    return lax.convert_element_type(out, x1.dtype)
 
 
 # ----- floating-point decomposition ---------------------------------------------------------

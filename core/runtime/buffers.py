@@ -16,8 +16,11 @@ def put(ndarray, aval, device=None):
     """Copy a host ndarray (already of `aval.dtype`) to `device`; returns a jaxlib array.
 
     The host buffer is copied unless it is read-only, so a later in-place change of a NumPy array
-    never reaches an immutable device Array.
+    never reaches an immutable device Array. A non-native byte order ('>f4') is converted here:
+    jaxlib would copy its bytes as they are, giving other values.
     """
+    if not ndarray.dtype.isnative:
+        ndarray = ndarray.astype(ndarray.dtype.newbyteorder("="))
     device = device or backend().default_device
     semantics = (_xla.HostBufferSemantics.ZERO_COPY if not ndarray.flags.writeable
                  else _xla.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
