@@ -20,14 +20,26 @@ import time
 __all__ = ["RunLogger", "format_metrics"]
 
 
-def format_metrics(metrics, keys=None):
-    """`"loss 0.1234 | accuracy 0.9800"` for the metrics (a dict name -> float), in `keys` order."""
-    parts = []
-    for k in keys or metrics:
-        if k in metrics:
-            v = metrics[k]
-            parts.append(f"{k.split('/')[-1]} {v:.4g}" if abs(v) < 1e-3 and v else f"{k.split('/')[-1]} {v:.4f}")
-    return " | ".join(parts)
+_SHORT = {"train/loss": "loss", "train/accuracy": "acc", "learning_rate": "lr", "eval/loss": "val_loss",
+          "eval/accuracy": "val_acc", "dp/epsilon": "eps"}
+
+
+def _number(v):
+    return f"{v:.3g}" if v and abs(v) < 1e-3 else f"{v:.4f}"
+
+
+def format_metrics(metrics):
+    """`"train: loss 0.1234, accuracy 0.9800 | test: accuracy 0.9700"`: the metrics (a dict of
+    `prefix/name` -> float), grouped by prefix in the order they come.
+
+    >>> format_metrics({"train/loss": 0.5, "test/accuracy": 0.25})
+    'train: loss 0.5000 | test: accuracy 0.2500'
+    """
+    groups = {}
+    for key, value in metrics.items():
+        prefix, _, name = key.rpartition("/")
+        groups.setdefault(prefix, []).append(f"{name} {_number(value)}")
+    return " | ".join((f"{p}: " if p else "") + ", ".join(items) for p, items in groups.items())
 
 
 class RunLogger:
@@ -94,8 +106,12 @@ class RunLogger:
             self.writer.add_histogram(name, array, step)
 
     # ----- progress -------------------------------------------------------------------------------
+    def start_clock(self, step):
+        """Measure rates from here (after the first step, so compiling does not count)."""
+        self._t0, self._s0 = time.perf_counter(), step
+
     def rates(self, step):
-        """Steps per second since this logger started, and the estimated seconds left."""
+        """Steps per second since the clock started, and the estimated seconds left."""
         elapsed = time.perf_counter() - self._t0
         rate = (step - self._s0) / elapsed if elapsed > 0 and step > self._s0 else 0.0
         eta = (self.total_steps - step) / rate if rate else float("nan")
@@ -103,17 +119,15 @@ class RunLogger:
 
     def progress(self, step, metrics):
         """Advance the bar to `step`, or print one plain line (mode "lines")."""
-        shown = {k.split("/", 1)[-1]: v for k, v in metrics.items()
-                 if k in ("train/loss", "train/accuracy", "learning_rate", "eval/accuracy", "dp/epsilon")}
+        shown = " | ".join(f"{short} {_number(metrics[k])}" for k, short in _SHORT.items() if k in metrics)
         if self._bar is not None:
             self._bar.update(step - self._bar.n)
-            self._bar.set_postfix_str(format_metrics(shown), refresh=False)
+            self._bar.set_postfix_str(shown, refresh=False)
         elif self.mode == "lines":
             rate, eta = self.rates(step)
             eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if math.isfinite(eta) else "?"
             width = len(str(self.total_steps))
-            self.say(f"step {step:>{width}}/{self.total_steps} | {format_metrics(shown)} | "
-                     f"{rate:.1f} steps/s | ETA {eta_text}")
+            self.say(f"step {step:>{width}}/{self.total_steps} | {shown} | {rate:.1f} steps/s | ETA {eta_text}")
 
     def say(self, line):
         """A line for the user, printed above the bar when there is one."""

@@ -9,6 +9,7 @@ The design, with the resume contract and the exit codes, is in docs/design.md ("
     ...               "data": {"name": "synthetic_classification", "num_train": 64, "num_test": 32}},
     ...              resume="never")                                         # doctest: +SKIP
 """
+import json
 import os
 import signal
 import sys
@@ -25,7 +26,7 @@ from core.tree_util import tree_flatten_with_path, tree_map, keystr
 from . import config as config_lib
 from . import data as data_lib
 from . import registry
-from .checkpoint import Checkpointer, CheckpointError, restore_path
+from .checkpoint import Checkpointer, CheckpointError, CheckpointMismatchError, restore_path
 from .logs import RunLogger, format_metrics
 from .step import make_steps
 
@@ -208,7 +209,9 @@ class _Run:
         return {k: v.reshape((n, v.shape[0] // n) + v.shape[1:]) for k, v in batch.items()}
 
     def _state_on_devices(self, state):
-        return core.replicate(state) if self.devices > 1 else tree_map(core.device_put, state)
+        if self.devices > 1:
+            return core.replicate(state, devices=core.local_devices()[:self.devices])
+        return tree_map(core.device_put, state)
 
     def _host_state(self, state):
         return core.device_get(core.unreplicate(state) if self.devices > 1 else state)
@@ -299,16 +302,29 @@ class _Run:
                 raise self.cfg.error("run.workdir", f"{self.workdir} already holds checkpoints {ckpt.steps()}; "
                                                     "resume with --resume auto, or choose another --workdir")
             return None
-        if resume == "auto":
-            found = ckpt.restore_latest(template)
-            if found is None:
-                return None
-            step, tree, meta = found
-        else:
-            tree, meta = restore_path(resume, template)
-            step = meta["step"]
+        try:
+            if resume == "auto":
+                found = ckpt.restore_latest(template)
+                if found is None:
+                    return None
+                step, tree, meta = found
+            else:
+                tree, meta = restore_path(resume, template)
+                step = meta["step"]
+        except CheckpointMismatchError as e:
+            # the arrays do not fit this config's model: say which config keys changed
+            meta = self._meta_of(resume, ckpt)
+            self._check_same_model(meta)
+            raise self.cfg.error("model", f"the checkpoint does not fit this model: {e}") from None
         self._check_same_model(meta)
         return step, tree, meta
+
+    @staticmethod
+    def _meta_of(resume, ckpt):
+        if resume != "auto":
+            with open(os.path.join(resume, "meta.json"), encoding="utf-8") as f:
+                return json.load(f)
+        return ckpt.read_meta(ckpt.latest_step())
 
     def _check_same_model(self, meta):
         if meta.get("model_hash") == config_lib.model_hash(self.cfg):
@@ -365,7 +381,8 @@ class _Loop:
         path = self._save() if self.last_saved != self.step else self.ckpt_path(self.step)
         wall = time.perf_counter() - t_start
         final = {f"train/{k}": v for k, v in self.train_metrics.items()}
-        final.update({k: v for k, v in self.last_eval.items() if k != "step"})
+        split = self.cfg.eval.split
+        final.update({f"{split}/{k[5:]}": v for k, v in self.last_eval.items() if k.startswith("eval/")})
         final.update({f"test/{k}": v for k, v in (test or {}).items()})
         self.log.flush()
         self._summary(final, wall, path)
@@ -382,6 +399,7 @@ class _Loop:
         if first:
             core.block_until_ready(metrics)
             self.compile_seconds = time.perf_counter() - t
+            self.log.start_clock(self.step + 1)
             self.log.scalars(self.step + 1, {"compile_seconds": self.compile_seconds})
         self.pending.append(metrics)
         self.step += 1
@@ -471,7 +489,7 @@ class _Loop:
         scalars = {f"{prefix}/{k}": v for k, v in values.items()}
         self.log.scalars(self.step, scalars)
         self.last_eval = {**scalars, "step": self.step}
-        self.log.say(f"step {self.step}: {split} {format_metrics(values)}")
+        self.log.say(f"step {self.step}: {format_metrics({f'{split}/{k}': v for k, v in values.items()})}")
 
     # ----- checkpoints -----------------------------------------------------------------------------
     def ckpt_path(self, step):
@@ -499,7 +517,7 @@ class _Loop:
         lines = [f"Done: {self.step} steps in {wall:.1f} s"
                  + (f" (compile {self.compile_seconds:.1f} s)" if self.compile_seconds else "")]
         if final:
-            lines.append("  " + format_metrics(final))
+            lines.append("  " + format_metrics(final).replace(" | ", "\n  "))
         lines.append(f"  checkpoint: {path}")
         lines.append(f"  logs: {self.log.tb_dir} (tensorboard --logdir {self.r.workdir}), {self.log.jsonl_path}")
         for line in lines:
