@@ -19,6 +19,7 @@ import functools
 import inspect
 import operator
 import os
+import threading
 import warnings
 import weakref
 
@@ -193,9 +194,32 @@ def _describe_signature(avals, names):
     return ", ".join(f"{n}: {a.str_short()}{' (weak)' if a.weak_type else ''}" for n, a in zip(names, avals))
 
 
+def _static_key(value):
+    """A static argument (or a tuple of `(position or name, value)` pairs of them) as part of a cache
+    key: its type and its value. Equal values of different types trace different programs
+    (`jnp.full((2,), n)` is int32 for 1, float32 for 1.0, bool for True), and so do 0.0 and -0.0,
+    so floats are keyed by their bits (which also makes a NaN argument hit its own entry). Tuples,
+    named tuples included, are keyed element by element; other values by type and `==`, as JAX."""
+    t = type(value)
+    if t is float:
+        return t, value.hex()
+    if t is complex:
+        return t, value.real.hex(), value.imag.hex()
+    if isinstance(value, tuple):
+        return t, tuple(map(_static_key, value))
+    if isinstance(value, (np.floating, np.complexfloating)):
+        return t, value.tobytes()
+    return t, value
+
+
 # ----- jit ----------------------------------------------------------------------------------------
 
 _live_jit_functions = weakref.WeakSet()
+# Guards the registry above and every jitted function's two caches (`_cache`, `_fast`) while they
+# change: jitted functions are called from several threads, and an LRU's lookup-then-move or
+# insert-then-evict is not atomic. Held only around the dict operations, never while tracing or
+# compiling (a traced function may call its own jitted self).
+_cache_lock = threading.RLock()
 _fast_key_of = operator.attrgetter("_fkey")
 _buf_of = operator.attrgetter("_buf")
 _new_array = Array.__new__
@@ -220,10 +244,11 @@ except ImportError:
 
 def clear_jit_caches():
     """Forget every jitted function's traces and fast-path executables (`core.clear_caches`)."""
-    for f in list(_live_jit_functions):
-        f._cache.clear()
-        if f._fast is not None:
-            f._fast.clear()
+    with _cache_lock:
+        for f in list(_live_jit_functions):
+            f._cache.clear()
+            if f._fast is not None:
+                f._fast.clear()
 
 
 def _check_backend(backend, device):
@@ -269,7 +294,8 @@ class _JitFunction(_JitBase):
         # the fast path's executables; only for plain signatures (no static, donated or placed args)
         self._fast = None if (self.static_argnums or self.static_argnames or self.donate_argnums
                               or device is not None) else {}
-        _live_jit_functions.add(self)
+        with _cache_lock:
+            _live_jit_functions.add(self)
         self._max_cached = max_cached
         self._last_signature = None
         self._warned = False
@@ -356,21 +382,25 @@ class _JitFunction(_JitBase):
             return repr(leaf_names[i]) if i < len(leaf_names) else f"#{i}"
 
         avals = tuple(_arg_aval(x, lambda i=i: describe_leaf(i)) for i, x in enumerate(flat))
-        key = (in_tree, avals, static_args, static_kwargs, config.trace_key(), batching.axis_env_key())
-        entry = self._cache.get(key)
+        # static values are keyed by type and value: f(1), f(1.0), f(True) trace different programs
+        key = (in_tree, avals, _static_key(static_args), _static_key(static_kwargs), config.trace_key(),
+               batching.axis_env_key())
+        with _cache_lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                self._cache.move_to_end(key)
         if entry is None:
             if leaf_names is None:
                 leaf_names = self._leaf_names(dyn_args, dyn_kwargs)
-            self._note_new_signature(key, leaf_names)
+            self._note_new_signature(key, leaf_names, (static_args, static_kwargs))
             closed, out_tree = self._trace(dyn_args, dyn_kwargs, static_args, static_kwargs, list(avals), in_tree,
                                            leaf_names)
             program, consts = _consts_as_args(closed)
             entry = (closed, program, consts, out_tree)
-            self._cache[key] = entry
-            if len(self._cache) > self._max_cached:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(key)
+            with _cache_lock:
+                self._cache[key] = entry
+                while len(self._cache) > self._max_cached:
+                    self._cache.popitem(last=False)
         return entry, flat
 
     def _leaf_names(self, dyn_args, dyn_kwargs):
@@ -389,14 +419,14 @@ class _JitFunction(_JitBase):
                 names.append(k + keystr(path))
         return names
 
-    def _note_new_signature(self, key, leaf_names):
+    def _note_new_signature(self, key, leaf_names, statics):
         """Warn once when this function has compiled too many signatures, naming what changed."""
         previous = self._last_signature
-        self._last_signature = (key, leaf_names)
+        self._last_signature = (key, leaf_names, statics)
         if len(self._cache) < RECOMPILE_WARNING_THRESHOLD or self._warned or previous is None:
             return
         self._warned = True
-        old_key, old_names = previous
+        old_key, old_names, old_statics = previous
         changes = []
         if old_key[0] != key[0]:
             changes.append(f"the argument structure changed from {old_key[0]} to {key[0]}")
@@ -406,7 +436,7 @@ class _JitFunction(_JitBase):
                     changes.append(f"{name}: {a.str_short()}{' (weak)' if a.weak_type else ''} -> "
                                    f"{b.str_short()}{' (weak)' if b.weak_type else ''}")
         if old_key[2:4] != key[2:4]:
-            changes.append(f"static arguments changed from {old_key[2:4]} to {key[2:4]}")
+            changes.append(f"static arguments changed from {old_statics} to {statics}")
         if old_key[4] != key[4]:
             changes.append("configuration changed")
         if old_key[5] != key[5]:
@@ -429,11 +459,14 @@ class _JitFunction(_JitBase):
         # The `try` is free until an error leaves it, when purenn's frames are cut from its
         # traceback (F12).
         try:
-            if config.disable_jit:
+            # the config this call is traced under; taken first so that a config change made by
+            # another thread while this one traces cannot label the result as current
+            token = _flags["_jit_fast_token"]
+            if config.disable_jit:  # this thread's value (disable_jit() is thread-local)
                 return self.fun(*args, **kwargs)
             (closed, program, consts, out_tree), flat = self._lookup(args, kwargs)
-            if self._fast is not None and not kwargs:
-                self._remember_fast(args, program, consts, out_tree)
+            if self._fast is not None and not kwargs and token is not None:
+                self._remember_fast(args, program, consts, out_tree, token)
             if self.device is not None:
                 consts, flat = device_put(list(consts), self.device), device_put(flat, self.device)
             if self.donate_argnums:
@@ -446,10 +479,10 @@ class _JitFunction(_JitBase):
             traceback_util.filter_exception(e)
             raise
 
-    def _remember_fast(self, args, program, consts, out_tree):
-        """Keep the executable of this signature for the fast path, when it qualifies."""
-        if _trace_state.trace.__class__ is not EvalTrace or _flags["_jit_fast_token"] is None \
-                or batching.axis_env_key():
+    def _remember_fast(self, args, program, consts, out_tree, token):
+        """Keep the executable of this signature for the fast path, when it qualifies, under the
+        config `token` it was traced under."""
+        if _trace_state.trace.__class__ is not EvalTrace or batching.axis_env_key():
             return
         values = list(consts) + list(args)
         if any(type(v) is not Array or v._device is not None for v in values):
@@ -460,10 +493,12 @@ class _JitFunction(_JitBase):
         if len(key) == 1:
             key = key[0]  # as __call__ looks one-argument signatures up
         single = out_tree == tree_flatten(0)[1]
-        self._fast[key] = (_flags["_jit_fast_token"], exe.loaded.execute_sharded, exe.handlers,
-                           [c._buf for c in consts], out_avals, None if single else out_tree)
-        if len(self._fast) > self._max_cached:
-            self._fast.pop(next(iter(self._fast)))
+        entry = (token, exe.loaded.execute_sharded, exe.handlers, [c._buf for c in consts], out_avals,
+                 None if single else out_tree)
+        with _cache_lock:
+            self._fast[key] = entry
+            while len(self._fast) > self._max_cached:
+                self._fast.pop(next(iter(self._fast)))
 
     def _donated_invars(self, args, consts, flat):
         """A bool per program input: the Array leaves of the arguments in `donate_argnums`.
@@ -682,16 +717,14 @@ def eval_shape(fun, *args, **kwargs):
 
 @contextlib.contextmanager
 def disable_jit(disable=True):
-    """Within this block, jitted functions run op by op (Python side effects run every call).
+    """Within this block, jitted functions run op by op (Python side effects run every call), in
+    the current thread only: other threads keep running their jitted functions compiled, as in JAX
+    (`config.update("disable_jit", True)` is the global switch).
 
     Example: `with disable_jit(): f(x)` lets you print values or use a debugger inside `f`.
     """
-    previous = config.disable_jit
-    config.update("disable_jit", disable)
-    try:
+    with config._override("disable_jit", bool(disable)):
         yield
-    finally:
-        config.update("disable_jit", previous)
 
 
 traceback_util.register_boundary(_JitFunction._call_slow)

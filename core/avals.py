@@ -1,5 +1,6 @@
 """Abstract values: what a transformation knows about an array without its contents."""
 import math
+import threading
 
 import numpy as np
 
@@ -9,6 +10,7 @@ __all__ = ["ShapedArray", "ShapeDtypeStruct"]
 
 
 _type_ids = {}
+_type_ids_lock = threading.Lock()  # two threads must never hand out the same id for different types
 
 
 class ShapedArray:
@@ -28,7 +30,10 @@ class ShapedArray:
         # which hash and compare in C (the table grows with the distinct types a program uses)
         type_id = _type_ids.get(key)
         if type_id is None:
-            type_id = _type_ids[key] = len(_type_ids)
+            with _type_ids_lock:  # double-checked: `len` then store is not atomic
+                type_id = _type_ids.get(key)
+                if type_id is None:
+                    type_id = _type_ids[key] = len(_type_ids)
         self.type_id = type_id
 
     ndim = property(lambda self: len(self.shape))

@@ -3,9 +3,14 @@
 `core.config.update("enable_x64", True)` switches on 64-bit types (also `PURENN_ENABLE_X64=1`).
 Every flag that changes how a program is traced or compiled is part of `config.trace_key()`, so a
 cache keyed on it never serves a program built under other settings.
+
+`update` is global (every thread sees it). The context managers `core.disable_jit()` and
+`checking_leaks()` set their flag for the current thread only, as in JAX: a thread debugging
+inside `disable_jit()` does not make other threads' jitted functions run op by op.
 """
 import contextlib
 import os
+import threading
 
 __all__ = ["config", "update", "read", "checking_leaks"]
 
@@ -29,6 +34,25 @@ def _env_number(name, default, kind, minimum):
     if not value >= minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {raw!r}")
     return value
+
+
+_UNSET = object()
+
+
+class _ThreadFlags(threading.local):
+    """The flags that context managers set in the current thread: name -> value (thread-local)."""
+
+    def __init__(self):
+        self.overrides = {}
+
+
+def _context_flag(name):
+    """A flag a context manager may set for one thread: this thread's value if one is set, else the
+    global one."""
+    def get(self):
+        value = self._local.overrides.get(name, _UNSET)
+        return self._values[name] if value is _UNSET else value
+    return property(get, doc=f"The value of {name!r} in this thread.")
 
 
 class Config:
@@ -66,12 +90,20 @@ class Config:
     }
     _CHOICES = {"numpy_rank_promotion": ("allow", "warn", "raise"),
                 "numpy_dtype_promotion": ("standard", "strict")}
+    # Flags that context managers set per thread (`_override`); read through these properties.
+    _THREAD_LOCAL = ("disable_jit", "check_tracer_leaks")
+    disable_jit = _context_flag("disable_jit")
+    check_tracer_leaks = _context_flag("check_tracer_leaks")
 
     def __init__(self):
         self._values = {name: make() for name, (make, _) in self._DEFAULTS.items()}
-        self.__dict__.update(self._values)  # flags are read on hot paths: plain attributes
-        self._update_derived()
+        # flags are read on hot paths: plain attributes (the thread-local ones are properties)
+        self.__dict__.update({k: v for k, v in self._values.items() if k not in self._THREAD_LOCAL})
+        self._local = _ThreadFlags()
+        self._lock = threading.RLock()  # updates, per-thread overrides and the cached trace key
+        self._active_overrides = 0  # thread-local overrides in effect, in all threads together
         self._trace_key = None
+        self._update_derived()
 
     def update(self, name, value):
         """Set flag `name` to `value`, e.g. `config.update("enable_x64", True)`."""
@@ -91,19 +123,58 @@ class Config:
                 isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0):
             raise ValueError("config option 'persistent_cache_min_compile_time_secs' must be a number of seconds "
                              f">= 0, got {value!r}")
-        self._values[name] = value
-        self.__dict__[name] = value
-        self._update_derived()
-        self._trace_key = None
+        with self._lock:
+            self._values[name] = value
+            if name not in self._THREAD_LOCAL:
+                self.__dict__[name] = value
+            self._update_derived()
 
     def _update_derived(self):
         # one attribute the eager hot path reads to know whether any output check is on
         self.__dict__["check_outputs"] = self._values["debug_nans"] or self._values["debug_infs"]
-        # jit's fast path (api.py) runs a remembered executable only while this is the token it was
-        # remembered under: a new token after every config change, None while jit must not be skipped.
-        self.__dict__["_jit_fast_token"] = None if (self.check_outputs or self._values["disable_jit"]) else object()
+        # a new token after every config change: fast-path entries remembered before it are stale
+        self._base_token = object()
+        self._publish()
+
+    def _publish(self):
+        """(Under `_lock`.) Set the attributes the fast paths read without locking. jit's fast path (api.py,
+        _jitfast.c) runs a remembered executable only while `_jit_fast_token` is the token it was
+        remembered under: None while jit must not be skipped (debug checks, disable_jit), and also
+        while any thread has a context-manager override, so that a thread inside `disable_jit()`
+        or `checking_leaks()` goes through the slow path, which reads its own flags. Other threads
+        then take the slow path too, and get the same compiled results. The fast path itself stays
+        one identity check, with no thread-local lookup. `_trace_key` (read by pmap's fast path) is
+        likewise not cached while overrides are active."""
+        off = self.check_outputs or self._values["disable_jit"] or self._active_overrides
+        self.__dict__["_jit_fast_token"] = None if off else self._base_token
+        self._trace_key = None
+
+    @contextlib.contextmanager
+    def _override(self, name, value):
+        """Within the block, flag `name` (one of `_THREAD_LOCAL`) is `value` in this thread only."""
+        if name not in self._THREAD_LOCAL:
+            raise AttributeError(f"config option {name!r} cannot be set per thread.")
+        overrides = self._local.overrides
+        previous = overrides.get(name, _UNSET)
+        with self._lock:
+            overrides[name] = value
+            self._active_overrides += 1
+            self._publish()
+        try:
+            yield
+        finally:
+            with self._lock:
+                if previous is _UNSET:
+                    overrides.pop(name, None)
+                else:
+                    overrides[name] = previous
+                self._active_overrides -= 1
+                self._publish()
 
     def read(self, name):
+        """The value of flag `name` (for a thread-local flag, this thread's value)."""
+        if name in self._THREAD_LOCAL:
+            return getattr(self, name)
         return self._values[name]
 
     def __getattr__(self, name):
@@ -116,9 +187,13 @@ class Config:
         """A hashable summary of the flags that change how programs are built."""
         key = self._trace_key
         if key is None:
-            # check_tracer_leaks is part of the key so that a cached trace never hides a leak
-            key = self._trace_key = (self._values["enable_x64"], self._values["numpy_rank_promotion"],
-                                     self._values["numpy_dtype_promotion"], self._values["check_tracer_leaks"])
+            with self._lock:
+                # check_tracer_leaks is part of the key so that a cached trace never hides a leak;
+                # it is this thread's value, so the key is cached only while no thread overrides it
+                key = (self._values["enable_x64"], self._values["numpy_rank_promotion"],
+                       self._values["numpy_dtype_promotion"], self.check_tracer_leaks)
+                if not self._active_overrides:
+                    self._trace_key = key
         return key
 
     def __repr__(self):
@@ -141,16 +216,13 @@ def checking_leaks():
     reused across the switch (the flag is part of the trace cache key). False positives are possible:
     anything that legitimately keeps a tracer alive for a moment after the trace returns (a debugger,
     a traceback object kept from an exception caught inside the function, another thread, a cache in
-    user code) is reported as a leak. Same as `config.update("check_tracer_leaks", True)`.
+    user code) is reported as a leak. Like `config.update("check_tracer_leaks", True)`, but for the
+    current thread only (other threads keep the global setting), as JAX's context managers are.
 
     Example:
         >>> with checking_leaks():
         ...     core.jit(lambda x: x * 2.0)(1.0)  # fine: nothing escapes
         Array(2., dtype=float32, weak_type=True)
     """
-    previous = config.check_tracer_leaks
-    config.update("check_tracer_leaks", True)
-    try:
+    with config._override("check_tracer_leaks", True):
         yield
-    finally:
-        config.update("check_tracer_leaks", previous)

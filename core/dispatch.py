@@ -37,6 +37,10 @@ def apply_primitive(prim, args, params):
         bufs.append(a._buf)
         if a._device is not None:
             device = a._device
+    # Params are compared with `==`: a primitive's wrapper gives each param one canonical Python
+    # type, so that equal params mean the same program (1, 1.0 and True are equal; a float that a
+    # user passes, such as gather's fill value, is a bit-compared float so that 0.0 != -0.0).
+    # Typing every param here instead would cost ~0.1-0.7 us per eager call.
     key = (prim, tuple(avals), tuple(params.items()), device)
     entry = eager_cache.get(key)
     if entry is None:

@@ -19,6 +19,7 @@ Across processes (`core.distributed.initialize`) the same program spans every pr
 each process passes and gets back only the slices of its own devices.
 """
 import functools
+import threading
 import weakref
 
 import numpy as np
@@ -39,6 +40,7 @@ from .trace import EvalTrace, Primitive, Tracer, set_current_trace
 from .trace import _state as _trace_state
 from .tree_util import tree_flatten, tree_unflatten
 from . import batching_api as _axes
+from .api import _static_key
 
 __all__ = ["pmap"]
 
@@ -305,14 +307,26 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
 _MAX_SIGNATURES = 64  # traces (and fast-path entries) kept per pmapped function
 _live_pmap_functions = weakref.WeakSet()
+# Guards the registry and every pmapped function's caches while they change (calls may come from
+# several threads); held around the dict operations only, never while tracing or compiling.
+_cache_lock = threading.RLock()
 
 
 def clear_pmap_caches():
     """Forget every pmapped function's traces and fast-path executables (`core.clear_caches`)."""
-    for f in list(_live_pmap_functions):
-        f._cache.clear()
-        if f._fast is not None:
-            f._fast.clear()
+    with _cache_lock:
+        for f in list(_live_pmap_functions):
+            f._cache.clear()
+            if f._fast is not None:
+                f._fast.clear()
+
+
+def _bounded_put(cache, key, value):
+    """`cache[key] = value`, the oldest entries out beyond `_MAX_SIGNATURES` (under `_cache_lock`)."""
+    with _cache_lock:
+        cache[key] = value
+        while len(cache) > _MAX_SIGNATURES:
+            cache.pop(next(iter(cache)))
 
 
 class _PmapFunction:
@@ -337,7 +351,8 @@ class _PmapFunction:
         self._cache = {}
         # the fast path's entries: only for plain signatures (no static arguments)
         self._fast = None if self.static_argnums else {}
-        _live_pmap_functions.add(self)
+        with _cache_lock:
+            _live_pmap_functions.add(self)
 
     def __repr__(self):
         return f"<pmapped function {self.fun_name}>"
@@ -395,13 +410,13 @@ class _PmapFunction:
         leaves = [x if ax in (0, None) else _moveaxis_to_front(x, ax) for x, ax in zip(leaves, axes)]
         flat_axes = tuple(None if ax is None else 0 for ax in axes)
         per_device = tuple(_per_device_aval(x, ax) for x, ax in zip(leaves, flat_axes))
-        key = (in_tree, per_device, flat_axes, tuple(static_vals), devices, config.trace_key(),
+        # static values are keyed by type and value (1, 1.0 and True trace different programs)
+        key = (in_tree, per_device, flat_axes, _static_key(tuple(static_vals)), devices, config.trace_key(),
                batching.axis_env_key())
         entry = self._cache.get(key)
-        if entry is None:
-            if len(self._cache) >= _MAX_SIGNATURES:  # bounded, oldest first out (as jit's cache)
-                self._cache.pop(next(iter(self._cache)))
-            entry = self._cache[key] = self._trace(in_tree, per_device, static_vals, n_args, devices)
+        if entry is None:  # bounded, oldest first out (as jit's cache)
+            entry = self._trace(in_tree, per_device, static_vals, n_args, devices)
+            _bounded_put(self._cache, key, entry)
         program, consts, out_tree, out_axes = entry
         params = {"name": self._name_param, "jaxpr": program, "axis_name": self.axis_name, "devices": devices,
                   "in_axes": (None,) * len(consts) + flat_axes,
@@ -422,9 +437,7 @@ class _PmapFunction:
             key = (in_tree, config.trace_key(), *map(_fast_signature, leaves))
         except AttributeError:
             return
-        if len(self._fast) >= _MAX_SIGNATURES:
-            self._fast.pop(next(iter(self._fast)))
-        self._fast[key] = (_executable_for(params), params, tuple(consts), out_tree)
+        _bounded_put(self._fast, key, (_executable_for(params), params, tuple(consts), out_tree))
 
     def _mapped_size(self, leaves, axes, in_tree):
         try:

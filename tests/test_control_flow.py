@@ -160,13 +160,16 @@ def test_while_loop_collatz_counts(n):
     assert int(core.jit(collatz)(n)) == expected
 
 
-def test_while_loop_promotes_a_weak_initial_carry_and_casts_weak_outputs():
+def test_while_loop_promotes_a_weak_initial_carry_and_refuses_a_dtype_changing_output():
     out = cf.while_loop(lambda x: x < 3.5, lambda x: x + jnp.asarray(np.float16(1.5)), 0)
     assert out.dtype == np.float16 and float(out) == 4.5
-    # a Python-scalar body output takes the strongly typed carry's dtype
-    out = cf.while_loop(lambda x: x < 1, lambda x: 2.5, jnp.asarray(np.float16(0.0)))
-    assert out.dtype == np.float16 and float(out) == 2.5
-    assert not out.weak_type
+    # a Python-scalar body output (weak f32) does not silently become the strong f16 carry (as JAX)
+    with pytest.raises(TypeError, match=r"the input carry x has type f16\[\] but the corresponding output carry "
+                                        r"component has type f32\[\]\{weak\}, so the dtypes do not match"):
+        cf.while_loop(lambda x: x < 1, lambda x: 2.5, jnp.asarray(np.float16(0.0)))
+    # a weak output of the carry's own dtype is fine, and the result keeps the carry's strong type
+    out = cf.while_loop(lambda x: x < 1, lambda x: 2.5, jnp.asarray(np.float32(0.0)))
+    assert out.dtype == np.float32 and float(out) == 2.5 and not out.weak_type
 
 
 def test_while_loop_zero_iterations_and_disable_jit():

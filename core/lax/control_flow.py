@@ -18,6 +18,7 @@ per signature like any other; under `jit` it lowers to `stablehlo.case` / `stabl
 regions read enclosing values directly (implicit capture), so nesting needs nothing special.
 """
 import builtins
+import inspect
 import operator
 
 import numpy as np
@@ -34,7 +35,8 @@ from ..interpreters.staging import trace_to_jaxpr
 from ..ir import ClosedJaxpr, Jaxpr, Var
 from ..ir import intern as intern_jaxpr
 from ..trace import Primitive, Tracer, set_current_trace
-from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
+from ..tree_util import (FlattenedIndexKey, keystr, tree_flatten, tree_flatten_with_path, tree_map,
+                         tree_unflatten, treedef_children)
 from ._base import aval_of
 from .elementwise import add, clamp, eq, lt, ne, select_n
 from .reductions import reduce_or
@@ -98,7 +100,7 @@ class _Shown:
     __slots__ = ("text",)
 
     def __init__(self, aval):
-        self.text = aval.str_short() + ("{weak}" if aval.weak_type else "")
+        self.text = "" if aval is None else aval.str_short() + ("{weak}" if aval.weak_type else "")
 
     def __repr__(self):
         return self.text
@@ -109,6 +111,24 @@ def _show(tree, avals):
         return repr(tree_unflatten(tree, [_Shown(a) for a in avals]))
     except Exception:  # a custom node whose constructor rejects the stand-in leaves
         return f"{tree} with leaf types {[_Shown(a) for a in avals]}"
+
+
+def _leaf_paths(tree):
+    """The key path of each leaf of treedef `tree` (for errors); flat positions if it cannot be rebuilt."""
+    try:
+        paths = [p for p, _ in tree_flatten_with_path(tree_unflatten(tree, [_Shown(None)] * tree.num_leaves))[0]]
+        if len(paths) == tree.num_leaves:
+            return paths
+    except Exception:  # a custom node whose constructor rejects the stand-in leaves
+        pass
+    return [(FlattenedIndexKey(i),) for i in range(tree.num_leaves)]
+
+
+def _mismatch(a, b):
+    """What differs between two avals of different types, in words."""
+    if a.shape != b.shape and a.dtype != b.dtype:
+        return "the shapes and dtypes do not match"
+    return "the shapes do not match" if a.shape != b.shape else "the dtypes do not match"
 
 
 def _same_types(avals_a, avals_b):
@@ -165,7 +185,8 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     if config.disable_jit and _concrete(pred):
         return true_fun(*operands) if bool(pred) else false_fun(*operands)
     index = convert_element_type(pred, _I32)
-    return _bind_cond(index, (false_fun, true_fun), operands, [(1, 0, "true_fun and false_fun output")])
+    return _bind_cond(index, (false_fun, true_fun), operands, [(1, 0, "true_fun and false_fun output")],
+                      ("false_fun", "true_fun"))
 
 
 def switch(index, branches, *operands):
@@ -190,12 +211,14 @@ def switch(index, branches, *operands):
     if config.disable_jit and _concrete(index):
         return branches[int(index)](*operands)
     return _bind_cond(index, branches, operands,
-                      [(0, i, f"branch 0 and {i} outputs") for i in range(1, len(branches))])
+                      [(0, i, f"branch 0 and {i} outputs") for i in range(1, len(branches))],
+                      [f"branch {i}" for i in range(len(branches))])
 
 
-def _bind_cond(index, branches, operands, comparisons):
+def _bind_cond(index, branches, operands, comparisons, branch_names=None):
     """Trace every branch on the operands and bind `cond`. `comparisons` lists `(i, j, what)`:
-    branch i's and branch j's outputs must agree, else an error that names them `what`."""
+    branch i's and branch j's outputs must agree in structure, shapes and dtypes (weak types may
+    differ), else an error that names them `what` and each differing output by its path."""
     leaves, ops_tree = tree_flatten(operands)
     ops = [_operand(x) for x in leaves]
     avals = [x.aval for x in ops]
@@ -206,8 +229,14 @@ def _bind_cond(index, branches, operands, comparisons):
             raise TypeError(f"{what} must have same type structure, got {_show(ti, ci.out_avals)} and "
                             f"{_show(tj, cj.out_avals)}.")
         if not _same_types(ci.out_avals, cj.out_avals):
+            ni, nj = (branch_names[i], branch_names[j]) if branch_names else (f"branch {i}", f"branch {j}")
+            diffs = [f"{'output ' + keystr(path) if path else 'the output'} is {_Shown(a)} in {ni} but {_Shown(b)} "
+                     f"in {nj}, so {_mismatch(a, b)}"
+                     for path, a, b in zip(_leaf_paths(ti), ci.out_avals, cj.out_avals, strict=True)
+                     if a.shape != b.shape or a.dtype != b.dtype]
             raise TypeError(f"{what} must have identical types, got {_show(ti, ci.out_avals)} and "
-                            f"{_show(tj, cj.out_avals)}.")
+                            f"{_show(tj, cj.out_avals)}: {'; '.join(diffs)}. Make every branch return the same "
+                            "shapes and dtypes (convert with `.astype(...)` where they differ).")
     tree0 = traced[0][1]
     jaxprs, consts = _join_consts([c for c, _ in traced])
     outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs))
@@ -446,17 +475,6 @@ batching.axis_batching_rules[cond_p] = _cond_batch_rule
 
 # ----- loop bodies: weak types and carry checks (shared by while_loop and scan) ----------------------
 
-def _cast_weak_outputs(leaves, carry_avals):
-    """A weakly typed output leaf (from a Python scalar) takes its strongly typed carry's dtype."""
-    out = []
-    for leaf, c in zip(leaves, carry_avals):
-        a = aval_of(leaf)
-        if a.weak_type and not c.weak_type and a.dtype != c.dtype and a.shape == c.shape:
-            leaf = convert_element_type(leaf, c.dtype)
-        out.append(leaf)
-    return out + list(leaves[len(carry_avals):])
-
-
 def _promote_weak_carry(carry_avals, out_avals):
     """JAX's rule: a weakly typed initial carry whose dtype differs from the body's output is
     promoted with it (`0` + a float32 body becomes float32). None if nothing changes."""
@@ -474,39 +492,88 @@ def _promote(c, o):
     return dtypes.promote_dtypes_weak((c.dtype, c.weak_type), (o.dtype, o.weak_type))[0]
 
 
-def _check_carry(what, carry_tree, carry_avals, out_tree, out_avals):
+class _CarryNames:
+    """How carry type errors name things: the function (`what`, e.g. "scan body"), the carry
+    parameter (`name`, e.g. "c"), and whether the user's carry is the last element of the loop's
+    carry tuple (`nested`: fori_loop's index rides along, and is not shown)."""
+    __slots__ = ("what", "name", "nested")
+
+    def __init__(self, what, name, nested=False):
+        self.what, self.name, self.nested = what, name, nested
+
+
+def _param_name(fun, index, default):
+    """The name of `fun`'s positional parameter `index` (for errors), else `default`."""
+    try:
+        params = [p for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return params[index].name
+    except (TypeError, ValueError, IndexError):
+        return default
+
+
+def _user_view(tree, avals, nested):
+    """The part of a loop carry the user wrote: all of it, or the last element of the carry tuple."""
+    if not nested:
+        return tree, list(avals)
+    child = treedef_children(tree)[-1]
+    n = child.num_leaves
+    return child, list(avals[len(avals) - n:])
+
+
+def _check_carry(names, carry_tree, carry_avals, out_tree, out_avals):
+    """The body's carry output must have the carry input's structure, shapes and dtypes (weak-type
+    differences are allowed); else a TypeError naming each differing component by its path."""
+    what = names.what
+    in_tree, in_avals = _user_view(carry_tree, carry_avals, names.nested)
     if out_tree != carry_tree:
+        if names.nested and treedef_children(out_tree)[:-1] == treedef_children(carry_tree)[:-1]:
+            out_tree, out_avals = _user_view(out_tree, out_avals, True)
         raise TypeError(f"{what} function carry input and carry output must have the same pytree structure, "
-                        f"but they differ: the carry input is {_show(carry_tree, carry_avals)} and the carry "
+                        f"but they differ: the carry input is {_show(in_tree, in_avals)} and the carry "
                         f"output is {_show(out_tree, out_avals)}.")
-    if not _same_types(carry_avals, out_avals):
-        raise TypeError(f"{what} function carry input and carry output must have equal types (shapes and "
-                        f"dtypes), but they differ: the carry input is {_show(carry_tree, carry_avals)} and the "
-                        f"carry output is {_show(out_tree, out_avals)}. Revise the function so that all output "
-                        "types match the corresponding input types.")
+    out_tree, out_avals = _user_view(out_tree, out_avals, names.nested)
+    if _same_types(in_avals, out_avals):
+        return
+    diffs = []
+    for path, a, b in zip(_leaf_paths(in_tree), in_avals, out_avals, strict=True):
+        if a.shape == b.shape and a.dtype == b.dtype:
+            continue
+        component = f"component {names.name}{keystr(path)}" if path else names.name
+        diffs.append(f"the input carry {component} has type {_Shown(a)} but the corresponding output carry "
+                     f"component has type {_Shown(b)}, so {_mismatch(a, b)}")
+    hint = ""
+    if any(a.dtype != b.dtype for a, b in zip(in_avals, out_avals, strict=True)):
+        hint = (" A loop cannot change a carry's dtype: convert the output (e.g. `.astype(...)`), or start the "
+                "loop from an initial value of the output's dtype.")
+    raise TypeError(f"{what} function carry input and carry output must have equal types (shapes and "
+                    f"dtypes), but they differ: {'; '.join(diffs)}. The carry input is {_show(in_tree, in_avals)} "
+                    f"and the carry output is {_show(out_tree, out_avals)}. Revise the function so that all "
+                    f"output types match the corresponding input types.{hint}")
 
 
-def _trace_loop_body(fun, what, args_tree, carry_tree, carry_avals, rest_avals, split_out):
+def _trace_loop_body(fun, names, args_tree, carry_tree, carry_avals, rest_avals, split_out):
     """Trace a loop body whose flat inputs are (*carry, *rest) and whose outputs start with the
-    carry, reconciling weak types. `split_out(out)` returns `(carry_leaves, carry_out_tree,
-    extra_leaves, extra_info)`. Returns `(closed, carry_avals, extra_info)`; `carry_avals` may have
-    been promoted (the caller converts its initial values to them)."""
+    carry, reconciling weak types as JAX does: a weakly typed initial carry (a Python scalar) whose
+    dtype differs from the body's output is promoted and the body traced again; any other
+    difference in shape or dtype is a TypeError (`_check_carry`), never a silent conversion.
+    `split_out(out)` returns `(carry_leaves, carry_out_tree, extra_leaves, extra_info)`. Returns
+    `(closed, carry_avals, extra_info)`; `carry_avals` may have been promoted (the caller converts
+    its initial values to them)."""
     carry_avals = list(carry_avals)
     for _ in range(len(carry_avals) + 1):  # each retrace makes at least one weak carry strong
-        def flatten_out(out, carry_avals=carry_avals):
+        def flatten_out(out):
             carry_leaves, out_tree, extra_leaves, extra_info = split_out(out)
-            if out_tree == carry_tree:
-                carry_leaves = _cast_weak_outputs(carry_leaves, carry_avals)
             return list(carry_leaves) + list(extra_leaves), (out_tree, len(carry_leaves), extra_info)
 
-        closed, (out_tree, n_carry, extra_info) = _trace(fun, args_tree, carry_avals + list(rest_avals), what,
-                                                         flatten_out)
+        closed, (out_tree, n_carry, extra_info) = _trace(fun, args_tree, carry_avals + list(rest_avals),
+                                                         names.what, flatten_out)
         out_avals = closed.out_avals[:n_carry]
         promoted = _promote_weak_carry(carry_avals, out_avals) if out_tree == carry_tree else None
         if promoted is None:
             break
         carry_avals = promoted
-    _check_carry(what, carry_tree, carry_avals, out_tree, out_avals)
+    _check_carry(names, carry_tree, carry_avals, out_tree, out_avals)
     return closed, carry_avals, extra_info
 
 
@@ -527,6 +594,10 @@ def while_loop(cond_fun, body_fun, init_val):
     """
     if not (callable(cond_fun) and callable(body_fun)):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
+    return _while_loop(cond_fun, body_fun, init_val, _CarryNames("while_loop body", _param_name(body_fun, 0, "val")))
+
+
+def _while_loop(cond_fun, body_fun, init_val, names):
     if config.disable_jit:
         try:
             val = tree_map(_operand, init_val)
@@ -544,7 +615,7 @@ def while_loop(cond_fun, body_fun, init_val):
         out_leaves, out_tree = tree_flatten(out)
         return out_leaves, out_tree, [], None
 
-    body_closed, carry_avals, _ = _trace_loop_body(body_fun, "while_loop body", args_tree, carry_tree,
+    body_closed, carry_avals, _ = _trace_loop_body(body_fun, names, args_tree, carry_tree,
                                                    carry_avals, [], split_body)
     init = _convert_to(init, carry_avals)
     cond_closed, cond_tree = _trace(cond_fun, args_tree, carry_avals, "while_loop cond")
@@ -737,6 +808,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """
     if not callable(body_fun):
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
+    # carry errors name body_fun's value parameter; the loop index that rides along is not shown
+    names = _CarryNames("fori_loop body", _param_name(body_fun, 1, "val"), nested=True)
     lower_op, upper_op = _operand(lower), _operand(upper)
     for name, v in (("lower", lower_op), ("upper", upper_op)):
         if v.aval.shape != () or v.aval.dtype.kind not in "iu":
@@ -751,8 +824,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             i, x = carry
             return (add(i, 1), body_fun(i, x)), None
 
-        (_, result), _ = scan(scan_body, (lower_op, init_val), None, length=length,
-                              unroll=1 if unroll is None else unroll)
+        (_, result), _ = _scan(scan_body, (lower_op, init_val), None, length, False,
+                               1 if unroll is None else unroll, names)
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
@@ -761,7 +834,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         i, hi, x = carry
         return add(i, 1), hi, body_fun(i, x)
 
-    _, _, result = while_loop(lambda c: lt(c[0], c[1]), while_body, (lower_op, upper_op, init_val))
+    _, _, result = _while_loop(lambda c: lt(c[0], c[1]), while_body, (lower_op, upper_op, init_val), names)
     return result
 
 
@@ -779,6 +852,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """
     if not callable(f):
         raise TypeError("scan: f argument should be a callable.")
+    return _scan(f, init, xs, length, reverse, unroll, _CarryNames("scan body", _param_name(f, 0, "carry")))
+
+
+def _scan(f, init, xs, length, reverse, unroll, carry_names):
     xs_paths, xs_tree = tree_flatten_with_path(xs)
     xs_ops = [_operand(x) for _, x in xs_paths]
     names = ["xs" + keystr(p) for p, _ in xs_paths]
@@ -821,7 +898,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         y_leaves, y_tree = tree_flatten(out[1])
         return carry_leaves, out_tree, y_leaves, y_tree
 
-    closed, carry_avals, y_tree = _trace_loop_body(f, "scan body", args_tree, carry_tree,
+    closed, carry_avals, y_tree = _trace_loop_body(f, carry_names, args_tree, carry_tree,
                                                    [x.aval for x in init_ops], x_avals, split_body)
     init_ops = _convert_to(init_ops, carry_avals)
     (jaxpr,), consts = _join_consts([closed])
@@ -1161,7 +1238,9 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         if out_tree != tree:
             raise TypeError(f"associative_scan: fn must return a pytree with the structure of elems {tree}, "
                             f"got {out_tree}.")
-        return [_operand(x) for x in out_leaves]
+        out_leaves = [_operand(x) for x in out_leaves]
+        _check_combined(tree, a, out_leaves)
+        return out_leaves
 
     def prefix(xs):
         n = xs[0].aval.shape[axis]
@@ -1181,6 +1260,21 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     if reverse:
         out = [_rev(x, axis) for x in out]
     return tree_unflatten(tree, out)
+
+
+def _check_combined(tree, inputs, outputs):
+    """associative_scan's `fn` must keep each element's shape and dtype (weak types may differ): its
+    results are stitched together with its inputs, so a changed type cannot be carried on."""
+    in_avals, out_avals = [aval_of(x) for x in inputs], [aval_of(x) for x in outputs]
+    if _same_types(in_avals, out_avals):
+        return
+    diffs = [f"fn was given elems{keystr(path)} as {_Shown(a)} and returned {_Shown(b)} for it, so "
+             f"{_mismatch(a, b)}"
+             for path, a, b in zip(_leaf_paths(tree), in_avals, out_avals, strict=True)
+             if a.shape != b.shape or a.dtype != b.dtype]
+    raise TypeError(f"associative_scan: fn must return values of the types of its inputs (shapes and dtypes), but "
+                    f"they differ: {'; '.join(diffs)}. Convert fn's result (e.g. `.astype(...)`), or pass elems of "
+                    "the result's dtype.")
 
 
 def _rev(x, axis):

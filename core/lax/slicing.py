@@ -92,15 +92,34 @@ def _default_fill_value(dtype):
     return True
 
 
+class _BitsFloat(float):
+    """A float static parameter that is equal (and hashes) by its bits: 0.0 and -0.0, equal as
+    floats, are different fill values, and must not share a cached program; a NaN equals itself.
+    It is never equal to an int or bool, so 1, 1.0 and True are three parameters."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return type(other) is _BitsFloat and self.hex() == other.hex()
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(("float", self.hex()))
+
+    def __repr__(self):
+        return float.__repr__(self)
+
+
 def _hashable_scalar(value):
-    """A Python scalar for a static parameter; NaN is always the one `np.nan` object so that equal
-    parameters hash and compare equal (NaN != NaN, but a tuple compares identity first)."""
+    """A Python scalar for a static parameter, whose equality means "same program" (caches key on
+    it): floats compare by their bits (`_BitsFloat`)."""
     value = np.asarray(value)
     if value.ndim != 0:
         raise TypeError(f"fill_value must be a scalar, got an array of shape {value.shape}")
     value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return np.nan
+    if isinstance(value, float):
+        return _BitsFloat(value)
     return value
 
 

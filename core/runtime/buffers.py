@@ -8,7 +8,8 @@ _sharding_cache = {}
 def single_device_sharding(device):
     s = _sharding_cache.get(device)
     if s is None:
-        s = _sharding_cache[device] = _xla.SingleDeviceSharding(device)
+        # setdefault is atomic: threads racing here all get the one object that was stored
+        s = _sharding_cache.setdefault(device, _xla.SingleDeviceSharding(device))
     return s
 
 

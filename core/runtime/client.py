@@ -8,6 +8,7 @@ import gc
 import importlib.util
 import os
 import sys
+import threading
 
 # XLA logs client creation at INFO level to stderr; keep warnings and errors (as jax does). Users
 # who want the INFO lines set TF_CPP_MIN_LOG_LEVEL=0 themselves.
@@ -50,6 +51,10 @@ gc.callbacks.append(_collect_xla_garbage)
 jaxlib_version = getattr(jaxlib, "__version__", None) or getattr(getattr(jaxlib, "version", None), "__version__", "unknown")
 
 _state = {"backend": None, "distributed": None}
+# Held while the client is created: threads that need it at once must build it once (two clients in
+# one process left buffers of one on the "same" device as the other's executables, and every later
+# execution failed). Double-checked: a started process reads `_state` without taking the lock.
+_backend_lock = threading.Lock()
 
 
 def _patch_sharding_classes():
@@ -136,9 +141,13 @@ class Backend:
 
 
 def backend():
+    """The process's one `Backend`, created on first use (once, whatever the number of threads)."""
     b = _state["backend"]
     if b is None:
-        b = _state["backend"] = Backend()
+        with _backend_lock:
+            b = _state["backend"]
+            if b is None:
+                b = _state["backend"] = Backend()
     return b
 
 

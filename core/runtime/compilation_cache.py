@@ -30,6 +30,7 @@ import hashlib
 import os
 import platform
 import tempfile
+import threading
 import time
 import warnings
 
@@ -43,12 +44,22 @@ _stats = {"hits": 0, "misses": 0, "writes": 0, "evictions": 0, "errors": 0}
 _reported = set()  # (kind, path) pairs already warned about: one warning each per process
 _unusable = set()  # directories that could not be created or written: off for this process
 _sizes = {}  # directory -> this process's running estimate of its entries' total size (bytes)
+# Guards the counters, the sets and the size bookkeeping above (compiles run in any thread); the
+# compile itself and the entry's file I/O run outside it.
+_lock = threading.RLock()
+
+
+def _count(name):
+    with _lock:
+        _stats[name] += 1
 
 
 def _warn_once(kind, path, message):
-    if (kind, path) not in _reported:
+    with _lock:
+        if (kind, path) in _reported:
+            return
         _reported.add((kind, path))
-        warnings.warn(message, RuntimeWarning, stacklevel=4)
+    warnings.warn(message, RuntimeWarning, stacklevel=4)
 
 
 _host = {}
@@ -59,7 +70,12 @@ def _host_cpu_signature():
     machine it runs on, so an entry written on one CPU must not be loaded on another (a directory
     shared over a network file system, say) where it could hit an illegal instruction."""
     sig = _host.get("cpu")
-    if sig is None:
+    if sig is not None:
+        return sig
+    with _lock:
+        sig = _host.get("cpu")
+        if sig is not None:
+            return sig
         parts = [platform.machine(), platform.processor()]
         try:
             with open("/proc/cpuinfo") as f:
@@ -159,6 +175,11 @@ def _account(directory, added):
     limit = config.compilation_cache_max_size
     if limit < 0:
         return
+    with _lock:  # one thread at a time updates the total and evicts
+        _account_locked(directory, added, limit)
+
+
+def _account_locked(directory, added, limit):
     total = _sizes.get(directory)
     if total is None:
         total = sum(size for _, size, _ in _scan(directory))
@@ -172,7 +193,7 @@ def _account(directory, added):
                 break
             try:
                 os.unlink(path)
-                _stats["evictions"] += 1
+                _stats["evictions"] += 1  # under _lock already
             except FileNotFoundError:
                 pass
             total -= size
@@ -190,31 +211,31 @@ def compile_and_load(client, text, device_list, devices, options, options_key):
         payload = _read(path)
         if payload is not None:
             loaded = client.deserialize_executable(payload, device_list, options)
-            _stats["hits"] += 1
+            _count("hits")
             try:
                 os.utime(path)  # recently used: evicted last
             except OSError:
                 pass
             return loaded
     except Exception as e:  # a corrupt file or one this jaxlib cannot load: drop it, compile anew
-        _stats["errors"] += 1
+        _count("errors")
         _warn_once("entry", path, f"purenn: compilation cache entry {path} could not be loaded ({e}); "
                                   "it is removed and the program compiled again.")
         try:
             os.unlink(path)
         except OSError:
             pass
-    _stats["misses"] += 1
+    _count("misses")
     start = time.perf_counter()
     loaded = client.compile_and_load(text, device_list, options)
     if time.perf_counter() - start >= config.persistent_cache_min_compile_time_secs:
         try:
             payload = client.serialize_executable(loaded)
             _write(directory, path, payload)
-            _stats["writes"] += 1
+            _count("writes")
             _account(directory, len(MAGIC) + _DIGEST_BYTES + len(payload))
         except Exception as e:
-            _stats["errors"] += 1
+            _count("errors")
             _unusable.add(directory)
             _warn_once("write", directory, f"purenn: could not write to the compilation cache directory "
                                            f"{directory!r} ({e}); programs still compile, uncached.")
@@ -229,8 +250,9 @@ class _Info:
         return {**_stats, "directory": config.compilation_cache_dir}
 
     def clear(self):
-        for k in _stats:
-            _stats[k] = 0
+        with _lock:
+            for k in _stats:
+                _stats[k] = 0
 
 
 info = _Info()

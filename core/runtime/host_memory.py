@@ -20,12 +20,14 @@ the kernel, so that dropping compiled executables shrinks the resident set (docs
 import ctypes
 import ctypes.util
 import os
+import threading
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 64 << 20
 
 _state = {"applied": None}
+_lock = threading.Lock()  # both lazily set entries of `_state` are built once, under it (double-checked)
 
 
 def _user_chose_settings():
@@ -36,14 +38,15 @@ def tune():
     """Apply the settings once per process; returns whether they are in effect."""
     if _state["applied"] is not None:
         return _state["applied"]
-    applied = False
-    if os.environ.get("PURENN_MALLOC_TUNING", "1") != "0" and not _user_chose_settings():
-        libc = _glibc()
-        if libc is not None:
-            applied = bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
-                libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
-    _state["applied"] = applied
-    return applied
+    libc = _glibc()
+    with _lock:
+        if _state["applied"] is None:
+            applied = False
+            if os.environ.get("PURENN_MALLOC_TUNING", "1") != "0" and not _user_chose_settings() and libc is not None:
+                applied = bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
+                    libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+            _state["applied"] = applied
+    return _state["applied"]
 
 
 def release_free_memory():
@@ -60,15 +63,19 @@ def release_free_memory():
 
 def _glibc():
     lib = _state.get("libc", False)
-    if lib is False:
-        try:
-            lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            lib.gnu_get_libc_version  # only glibc has it (and mallopt/malloc_trim with these meanings)
-            lib.malloc_trim.argtypes, lib.malloc_trim.restype = (ctypes.c_size_t,), ctypes.c_int
-            lib.mallopt.argtypes, lib.mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-        except (OSError, AttributeError):
-            lib = None
-        _state["libc"] = lib
+    if lib is not False:
+        return lib
+    with _lock:
+        lib = _state.get("libc", False)
+        if lib is False:
+            try:
+                lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                lib.gnu_get_libc_version  # only glibc has it (and mallopt/malloc_trim with these meanings)
+                lib.malloc_trim.argtypes, lib.malloc_trim.restype = (ctypes.c_size_t,), ctypes.c_int
+                lib.mallopt.argtypes, lib.mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+            except (OSError, AttributeError):
+                lib = None
+            _state["libc"] = lib
     return lib
 
 

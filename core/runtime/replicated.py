@@ -23,8 +23,9 @@ def spanning_sharding(devices):
     """The sharding jaxlib sees for an array with one buffer per device of `devices`."""
     devices = tuple(devices)
     s = _sharding_cache.get(devices)
-    if s is None:
-        s = _sharding_cache[devices] = _xla.GSPMDSharding(_xla.DeviceList(devices), xc.HloSharding.replicate())
+    if s is None:  # setdefault is atomic: racing threads all get the one object that was stored
+        s = _sharding_cache.setdefault(devices, _xla.GSPMDSharding(_xla.DeviceList(devices),
+                                                                   xc.HloSharding.replicate()))
     return s
 
 
