@@ -1,7 +1,11 @@
-"""`optim`: minmax-style optimizers over pytrees of parameters, with schedules (issue 7).
+"""`optim`: minmax-style optimizers over pytrees of parameters, with schedules (issue 7), and
+DP-SGD with privacy accounting (issue 15).
 
-The contract is written once at the top of `optim/base.py`."""
+The contract is written once at the top of `optim/base.py`. Importing `optim` does not import the
+optional dp-accounting library; `optim.privacy` imports it on first use."""
 from .base import Optimizer, OptimizerState, optimizer  # noqa: F401
 from .optimizers import *  # noqa: F401,F403
 from .schedules import *  # noqa: F401,F403
 from .utils import *  # noqa: F401,F403
+from .dp import *  # noqa: F401,F403
+from .privacy import *  # noqa: F401,F403
