@@ -91,6 +91,9 @@ def main(argv=None):
         if args.print_config:
             sys.stdout.write(dump_yaml(cfg))
             return EXIT_OK
+        if cfg.run.devices > 1:
+            # on CPU, N devices must be asked for before the backend starts (core reads this once)
+            os.environ.setdefault("PURENN_NUM_CPU_DEVICES", str(cfg.run.devices))
         from . import loop  # imported here: `train --help` and config errors need no model code
         loop.fit(cfg, resume=args.resume, dry_run=args.dry_run, eval_only=args.eval_only)
         return EXIT_OK

@@ -129,11 +129,12 @@ class RunLogger:
             width = len(str(self.total_steps))
             self.say(f"step {step:>{width}}/{self.total_steps} | {shown} | {rate:.1f} steps/s | ETA {eta_text}")
 
-    def say(self, line):
-        """A line for the user, printed above the bar when there is one."""
+    def say(self, line, always=False):
+        """A line for the user, printed above the bar when there is one; with progress "off" only
+        lines said `always` (the summary) are printed."""
         if self._bar is not None:
             self._bar.write(line, file=self.stream)
-        elif self.mode != "off" or line.startswith(("Done", "Stopped")):
+        elif self.mode != "off" or always:
             print(line, file=self.stream, flush=True)
 
     def flush(self):

@@ -428,7 +428,7 @@ class _Loop:
             return
         path = self._save(eval_pending=eval_pending) if self.last_saved != self.step else self.ckpt_path(self.step)
         self.log.flush()
-        self.log.say(f"Stopped by {self.r.flag.signame} at step {self.step}; checkpoint {path}")
+        self.log.say(f"Stopped by {self.r.flag.signame} at step {self.step}; checkpoint {path}", always=True)
         raise Preempted(self.r.flag.signame, self.step, path)
 
     # ----- metrics ---------------------------------------------------------------------------------
@@ -521,7 +521,7 @@ class _Loop:
         lines.append(f"  checkpoint: {path}")
         lines.append(f"  logs: {self.log.tb_dir} (tensorboard --logdir {self.r.workdir}), {self.log.jsonl_path}")
         for line in lines:
-            self.log.say(line)
+            self.log.say(line, always=True)
 
 
 def _tmp():  # for the docstring example

@@ -82,12 +82,14 @@ def convnet(num_classes, channels=(16, 32), hidden=64, axis_name=None):
                      nn.Dense(hidden), nn.Relu, nn.Dense(num_classes))
 
 
-def resnet_small(num_classes, channels=16, blocks=2, axis_name=None):
+def resnet_small(num_classes, channels=16, blocks=2, bn_momentum=0.9, axis_name=None):
     """A small residual network (He et al. 2016, arXiv:1512.03385): a 3x3 stem, `blocks` basic
     blocks `x + BN(Conv(Relu(BN(Conv(x)))))` followed by ReLU, global average pooling, a Dense
-    classifier. BatchNorm averages its batch statistics over `axis_name` under pmap."""
+    classifier. BatchNorm averages its batch statistics over `axis_name` under pmap; its running
+    averages use `bn_momentum` 0.9 (PyTorch's default), not 0.99, so that the short runs of small
+    datasets end with running statistics that have forgotten their initial values."""
     def bn():
-        return nn.BatchNorm(axis=(0, 1, 2), axis_name=axis_name)
+        return nn.BatchNorm(axis=(0, 1, 2), momentum=bn_momentum, axis_name=axis_name)
 
     def block():
         residual = nn.serial(nn.Conv(channels, (3, 3), padding="SAME"), bn(), nn.Relu,
