@@ -205,3 +205,112 @@ def test_model_that_does_not_fit_the_classes(tmp_path):
 def test_unknown_layer_is_a_config_error(tmp_path):
     with pytest.raises(config_lib.ConfigError, match=r"model\.layers\[1\].*did you mean 'Relu'"):
         train.fit(small_config(tmp_path, model={"preset": None, "layers": [{"Dense": 3}, "Relux"]}))
+
+
+# ----- the modes and options of a run --------------------------------------------------------------
+
+def initial_params(cfg):
+    """The parameters a run of `cfg` starts from (what the loop builds, before any step)."""
+    run = loop_lib._Run(config_lib.config_from_dict(cfg), None, loop_lib._SignalFlag())
+    state = run.steps.init_state(0)
+    return leaves(run.steps.params(state)), run
+
+
+def sgd_params(result):
+    return {k.replace("['opt_state'][0]", ""): v for k, v in leaves(result.state).items()
+            if k.startswith("['opt_state'][0]")}
+
+
+def one_step(tmp_path, name, **optimizer):
+    cfg = small_config(tmp_path / name, run={"steps": 1}, eval={"every": 0, "at_end": False},
+                       optimizer={"name": "sgd", "learning_rate": 0.5, **optimizer})
+    return train.fit(cfg), cfg
+
+
+def test_weight_decay_adds_wd_times_params_to_the_gradient(tmp_path):
+    plain, cfg = one_step(tmp_path, "plain")
+    decayed, _ = one_step(tmp_path, "decayed", weight_decay=0.1)
+    p0, _ = initial_params(cfg)
+    a, b = sgd_params(plain), sgd_params(decayed)
+    for (k, v0), k1 in zip(sorted(p0.items()), sorted(a)):
+        # sgd: p1 = p0 - lr (g + wd p0), so the two runs differ by lr * wd * p0
+        np.testing.assert_allclose(a[k1] - b[k1], 0.5 * 0.1 * v0, rtol=1e-4, atol=1e-6)
+
+
+def test_gradient_clipping_bounds_the_update(tmp_path):
+    clipped, cfg = one_step(tmp_path, "clipped", grad_clip_norm=1e-3)
+    p0, _ = initial_params(cfg)
+    update = np.sqrt(sum(np.sum((v - p0_v) ** 2) for v, p0_v in zip(
+        [sgd_params(clipped)[k] for k in sorted(sgd_params(clipped))], [p0[k] for k in sorted(p0)])))
+    np.testing.assert_allclose(update, 0.5 * 1e-3, rtol=1e-3)
+
+
+def test_ema_of_parameters(tmp_path):
+    result, cfg = one_step(tmp_path, "ema", ema_decay=0.9)
+    p0, _ = initial_params(cfg)
+    p1 = sgd_params(result)
+    ema = {k.replace("['ema']", ""): v for k, v in leaves(result.state).items() if k.startswith("['ema']")}
+    for k0, k1, ke in zip(sorted(p0), sorted(p1), sorted(ema)):
+        np.testing.assert_allclose(ema[ke], 0.9 * p0[k0] + 0.1 * p1[k1], rtol=1e-5, atol=1e-7)
+
+
+def test_gradient_accumulation_updates_every_k_steps(tmp_path):
+    cfg = small_config(tmp_path, run={"steps": 1}, eval={"every": 0, "at_end": False},
+                       optimizer={"name": "sgd", "learning_rate": 0.5, "accumulate_steps": 2})
+    result = train.fit(cfg)
+    p0, run = initial_params(cfg)
+    # the parameters have not moved after the first of two accumulated steps
+    after_one = leaves(run.steps.params(result.state))
+    assert all(np.array_equal(after_one[k], p0[k]) for k in p0)
+    cfg2 = small_config(tmp_path / "two", run={"steps": 2}, eval={"every": 0, "at_end": False},
+                        optimizer={"name": "sgd", "learning_rate": 0.5, "accumulate_steps": 2})
+    result2 = train.fit(cfg2)
+    assert not all(np.array_equal(a, b) for a, b in zip(leaves(result.state).values(), leaves(result2.state).values())
+                   if a.dtype == np.float32)
+
+
+def test_dry_run_prints_the_model_and_a_batch(tmp_path, capsys):
+    result = train.fit(small_config(tmp_path), dry_run=True)
+    out = capsys.readouterr().out
+    assert "Dense(16)" in out and "parameters: 163" in out          # 6*16+16 + 16*3+3
+    assert "x float32[12, 6]" in out and "mask float32[12]" in out
+    assert result.steps == 0 and not os.path.exists(tmp_path / "checkpoints")
+
+
+def test_eval_only_evaluates_the_newest_checkpoint(tmp_path):
+    trained = train.fit(small_config(tmp_path, run={"steps": 8}))
+    evaluated = train.fit(small_config(tmp_path, run={"steps": 8}), eval_only=True)
+    assert evaluated.steps == 8
+    assert evaluated.metrics["test/accuracy"] == trained.metrics["test/accuracy"]
+    with pytest.raises(config_lib.ConfigError, match="needs a checkpoint"):
+        train.fit(small_config(tmp_path / "empty"), eval_only=True)
+
+
+def test_resume_from_a_path_and_never(tmp_path):
+    train.fit(small_config(tmp_path / "a", run={"steps": 8}))
+    path = str(tmp_path / "a" / "checkpoints" / "4")
+    result = train.fit(small_config(tmp_path / "b", run={"steps": 8}), resume=path)
+    full = train.fit(small_config(tmp_path / "c", run={"steps": 8}))
+    assert_trees_equal(result.state, full.state)
+    with pytest.raises(config_lib.ConfigError, match="already holds checkpoints"):
+        train.fit(small_config(tmp_path / "a", run={"steps": 8}), resume="never")
+
+
+def test_keep_best_checkpoint(tmp_path):
+    """keep 1 plus the best by a metric: the loss falls as training goes, so "max" of eval/loss
+    picks an early step, which must survive beside the newest."""
+    train.fit(small_config(tmp_path, run={"steps": 14}, eval={"every": 2},
+                           checkpoint={"every": 2, "keep": 1, "keep_best_metric": "eval/loss",
+                                       "keep_best_mode": "max"}))
+    steps = sorted(int(d) for d in os.listdir(tmp_path / "checkpoints") if d.isdigit())
+    evals = {r["step"]: r["eval/loss"] for r in jsonl(tmp_path) if "eval/loss" in r}
+    best = max((v, s) for s, v in evals.items() if s % 2 == 0)[1]
+    assert best < 14 and steps == [best, 14]
+
+
+def test_histograms_are_written(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    train.fit(small_config(tmp_path, run={"steps": 2, "histograms": True}))
+    acc = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance={"histograms": 0})
+    acc.Reload()
+    assert any(tag.startswith("params") for tag in acc.Tags()["histograms"])
