@@ -108,14 +108,9 @@ def _transformer(rng):
 MODELS = {"mlp": _mlp, "convnet": _convnet, "embedding": _embedding, "transformer": _transformer}
 
 
-@pytest.fixture(params=list(MODELS))
-def model(request, x64):
-    rng = np.random.default_rng(15)
-    return MODELS[request.param](rng)
-
-
-def test_every_method_matches_a_loop_of_single_example_gradients(model):
-    loss, params, (x, y) = model
+@pytest.mark.parametrize("model_name", list(MODELS))
+def test_every_method_matches_a_loop_of_single_example_gradients(x64, model_name):
+    loss, params, (x, y) = MODELS[model_name](np.random.default_rng(15))
     ref = _loop_grads(loss, params, x, y)
     ref_norms = _norms(ref)
     L = len(ref[0])
@@ -123,11 +118,16 @@ def test_every_method_matches_a_loop_of_single_example_gradients(model):
     mask = np.array([True, False, True, True, False])
     per_leaf = [np.sqrt(np.array([np.sum(ref[i][j] ** 2) for i in range(B)])) for j in range(L)]
 
+    # the vmap(grad) variants are one mechanism whatever the model: checked on the smaller ones only
+    small = model_name in ("mlp", "embedding")
+
     @core.jit
     def everything(params, x, y, mask):
-        out = {"grads": core.per_example_grads(loss)(params, x, y),
-               "chunked": core.per_example_grads(loss, chunk_size=2)(params, x, y),   # 2 chunks + 1 left
-               "masked": core.per_example_grads(loss)(params, x, y, mask=mask)}
+        out = {"grads": core.per_example_grads(loss)(params, x, y)}
+        if small:
+            out["chunked"] = core.per_example_grads(loss, chunk_size=2)(params, x, y)   # 2 chunks + 1 left
+            out["masked"] = core.per_example_grads(loss)(params, x, y, mask=mask)
+            out["per_layer_vmap"] = core.clipped_grad(loss, C, method="vmap", per_layer=True)(params, x, y)
         for m in NORM_METHODS:
             out[f"norms_{m}"] = core.per_example_grad_norms(loss, method=m, per_parameter=True)(params, x, y)
         out["norms_masked"] = core.per_example_grad_norms(loss)(params, x, y, mask=mask)
@@ -136,17 +136,17 @@ def test_every_method_matches_a_loop_of_single_example_gradients(model):
         out["clip_masked"] = core.clipped_grad(loss, C)(params, x, y, mask=mask)
         out["normalized"] = core.clipped_grad(loss, C, normalize=True)(params, x, y)
         out["per_layer"] = core.clipped_grad(loss, C, per_layer=True)(params, x, y)
-        out["per_layer_vmap"] = core.clipped_grad(loss, C, method="vmap", per_layer=True)(params, x, y)
         return out
 
     out = everything(params, x, y, mask)
 
-    for key in ("grads", "chunked"):
+    for key in ("grads", "chunked") if small else ("grads",):
         got = _leaves(out[key])
         _assert_leaves_close([g[i] for i in range(B) for g in got], [r for i in range(B) for r in ref[i]])
-    got = _leaves(out["masked"])
-    _assert_leaves_close([g[i] for i in range(B) for g in got],
-                         [r * mask[i] for i in range(B) for r in ref[i]])
+    if small:
+        got = _leaves(out["masked"])
+        _assert_leaves_close([g[i] for i in range(B) for g in got],
+                             [r * mask[i] for i in range(B) for r in ref[i]])
 
     for m in NORM_METHODS:
         total, by_leaf = out[f"norms_{m}"]
@@ -174,7 +174,7 @@ def test_every_method_matches_a_loop_of_single_example_gradients(model):
     budget = C / np.sqrt(L)
     want_layer = [sum(ref[i][j] * min(1.0, budget / per_leaf[j][i]) if per_leaf[j][i] > 0 else ref[i][j]
                       for i in range(B)) for j in range(L)]
-    for key in ("per_layer", "per_layer_vmap"):
+    for key in ("per_layer", "per_layer_vmap") if small else ("per_layer",):
         sums, info = out[key]
         _assert_leaves_close(_leaves(sums), want_layer)
         _assert_leaves_close(_leaves(info.norms), per_leaf)

@@ -220,7 +220,7 @@ def _factors(norms, clip, normalize, m):
 
 
 def clipped_grad(fun, l2_norm_clip, argnums=0, batch_axes=0, method="auto", normalize=False, per_layer=False,
-                 bookkeeping=False):
+                 bookkeeping=True):
     """The SUM over the examples of each example's gradient of the one-example loss `fun`, scaled
     to L2 norm at most `l2_norm_clip` (C): sum_i g_i min(1, C / ||g_i||), or, with
     `normalize=True`, sum_i g_i C / ||g_i|| (every example's gradient rescaled to norm exactly C).
@@ -230,11 +230,11 @@ def clipped_grad(fun, l2_norm_clip, argnums=0, batch_axes=0, method="auto", norm
 
     `method` decides how the norms are found: 'auto', 'ghost', 'materialize' as in
     `per_example_grad_norms` (no per-example gradient materialized where ghost norms apply), or
-    'vmap' (per-example gradients by vmap(grad), clipped and summed). The clipped sum is then a
+    'vmap' (per-example gradients by vmap(grad), clipped and summed). The clipped sum is then
+    formed from the first pass's activations and output cotangents (book-keeping, the default:
+    for a dense layer X^T diag(c) G; no second backward pass), or with `bookkeeping=False` by a
     second backward pass through the same linearization with each example's loss weighted by its
-    clip factor (sum_i c_i loss_i, c_i a constant), or with `bookkeeping=True` formed directly
-    from the first pass's activations and output cotangents (for a dense layer X^T diag(c) G; no
-    second backward pass). `per_layer=True` clips each parameter leaf separately to C / sqrt(L) (L
+    clip factor (sum_i c_i loss_i, c_i a constant). `per_layer=True` clips each parameter leaf separately to C / sqrt(L) (L
     leaves), or to its own budget when `l2_norm_clip` is a pytree of the parameters' structure;
     it implies book-keeping. `mask=` at call time: masked examples contribute nothing.
 

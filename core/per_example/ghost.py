@@ -266,6 +266,7 @@ def _conv_dims(eqn, x_pos):
     T = ls[dn.lhs_spec[0]] * _prod(os_[a] for a in dn.out_spec[2:])
     dims = dict(nb=g, T=T, d=(ci // g) * k, p=co // g, k=k, ci=ci)
     ok = True if prm["batch_group_count"] == 1 else f"batch_group_count={prm['batch_group_count']}"
+    dims["gram_ok"] = ok is True
     return dims, ok
 
 
@@ -363,18 +364,20 @@ def leaf_sq_norms(prog, plan, diff_leaves, acts, gs, dgs):
     B = prog.size
     sq = [None] * plan.n_diff
     for t, X, G in zip(plan.taps, acts, gs, strict=True):
-        if t.rule == "materialize":
+        name = t.eqn.primitive.name
+        if name == "conv_general_dilated" and t.dims["gram_ok"]:
+            sq[t.leaf] = _conv_sq(t, X, G, "materialize" if t.rule == "materialize" else "gram")
+        elif t.rule == "materialize":
             W = _chain_value(t, diff_leaves[t.leaf])
 
             def one(x, g, t=t, W=W):
                 return vjp(lambda w: _apply_op(t, x, w), W)[1](g)[0]
             per = vmap(one)(X, G)
             sq[t.leaf] = jnp.sum(jnp.reshape(per * per, (B, -1)), axis=1)
-        elif t.eqn.primitive.name == "gather":
+        elif name == "gather":
             sq[t.leaf] = _gather_gram(t, X, G)
         else:
-            Xc, Gc = (_dot_canonical if t.eqn.primitive.name == "dot_general" else _conv_canonical)(t, X, G)
-            sq[t.leaf] = _gram(Xc, Gc, t.rule == "dense")
+            sq[t.leaf] = _gram(*_dot_canonical(t, X, G), t.rule == "dense")
     for leaf, D in zip(plan.delta_leaves, dgs, strict=True):
         sq[leaf] = jnp.sum(jnp.reshape(D * D, (B, -1)), axis=1)
     for i, s in enumerate(sq):
@@ -409,31 +412,44 @@ def _dot_canonical(t, X, G):
     return Xc, Gc
 
 
-def _conv_canonical(t, X, G):
-    """Patches (B, groups, T, d) of the conv's input and its cotangent (B, groups, T, p)."""
+def _conv_sq(t, X, G, rule):
+    """Per-example squared norms of a convolution's kernel gradient from its input X and output
+    cotangent G. The patch vector of an output position is the input values every kernel tap
+    multiplies; it is never formed whole: for each kernel position one strided slice of the padded
+    input gives that tap's (T, C) slice, and the rules sum over kernel positions (the Gram matrix
+    sum_k X_k X_k^T, or the squares of each tap's slice X_k^T G of the kernel gradient)."""
     prm = t.eqn.params
     dn = prm["dimension_numbers"]
     dm = t.dims
     B = X.shape[0]
-    g, ci, k = dm["nb"], dm["ci"], dm["k"]
-    ws = t.eqn.invars[1].aval.shape
-    # merge the examples into the conv's own batch dimension (examples outermost)
-    n_ax = dn.lhs_spec[0]
-    lhs = jnp.moveaxis(X, 0, n_ax)
-    shape = list(lhs.shape)
-    lhs = jnp.reshape(lhs, tuple(shape[:n_ax]) + (shape[n_ax] * shape[n_ax + 1],) + tuple(shape[n_ax + 2:]))
-    # a 0/1 kernel with one output feature per (input channel c, kernel position j): c * k + j
+    g, ci, T, p = dm["nb"], dm["ci"], dm["T"], dm["p"]
+    ws, os_ = t.eqn.invars[1].aval.shape, t.eqn.outvars[0].aval.shape
+    # channels-last, the examples merged into the conv's batch (examples outermost): (N, sp..., C)
+    lhs = jnp.transpose(X, (0, 1 + dn.lhs_spec[0]) + tuple(1 + a for a in dn.lhs_spec[2:]) + (1 + dn.lhs_spec[1],))
+    lhs = jnp.reshape(lhs, (-1,) + lhs.shape[2:])
+    config = [(0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(prm["padding"], prm["lhs_dilation"])] + [(0, 0, 0)]
+    padded = lax.pad(lhs, jnp.zeros((), lhs.dtype), config)
     ksp = [ws[a] for a in dn.rhs_spec[2:]]
-    canonical = np.tile(np.eye(k).reshape((k, 1) + tuple(ksp)), (ci,) + (1,) * (len(ksp) + 1))
-    kernel = np.transpose(canonical, np.argsort(dn.rhs_spec)).astype(X.dtype)
-    patches = t.eqn.primitive.bind(lhs, jnp.asarray(kernel), **dict(prm, feature_group_count=ci, batch_group_count=1,
-                                                                     preferred_element_type=None))
-    patches = jnp.transpose(patches, (dn.out_spec[0],) + tuple(dn.out_spec[2:]) + (dn.out_spec[1],))
-    T = dm["T"]
-    Xc = jnp.transpose(jnp.reshape(patches, (B, T, g, ci * k // g)), (0, 2, 1, 3))
+    osp = [os_[a] for a in dn.out_spec[2:]]
+    strides = tuple(prm["window_strides"])
     perm = (0, 1 + dn.out_spec[0]) + tuple(1 + a for a in dn.out_spec[2:]) + (1 + dn.out_spec[1],)
-    Gc = jnp.transpose(jnp.reshape(jnp.transpose(G, perm), (B, T, g, dm["p"])), (0, 2, 1, 3))
-    return Xc, Gc
+    Gc = jnp.reshape(jnp.transpose(G, perm), (B, T, g, p))
+    sq = xx = None
+    for offset in np.ndindex(*ksp):
+        start = [0] + [j * r for j, r in zip(offset, prm["rhs_dilation"])] + [0]
+        limit = [padded.shape[0]] + [s0 + (o - 1) * st + 1 for s0, o, st in zip(start[1:], osp, strides)] + [ci]
+        Xk = jnp.reshape(lax.slice(padded, start, limit, (1,) + strides + (1,)), (B, T, g, ci // g))
+        if rule == "materialize":
+            per = jnp.einsum("ntgc,ntgp->ngcp", Xk, Gc)
+            part = jnp.sum(jnp.reshape(per * per, (B, -1)), axis=1)
+            sq = part if sq is None else sq + part
+        else:
+            part = jnp.einsum("nsgc,ntgc->ngst", Xk, Xk)
+            xx = part if xx is None else xx + part
+    if rule == "materialize":
+        return sq
+    gg = jnp.einsum("nsgp,ntgp->ngst", Gc, Gc)
+    return jnp.sum(xx * gg, axis=(1, 2, 3))
 
 
 def _gather_gram(t, I, G):
