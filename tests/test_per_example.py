@@ -238,6 +238,17 @@ def test_gather_out_of_bounds_ids_as_the_gather_treats_them(x64, rng, mode):
     _check_norms_and_clipping(loss, rng.normal(size=(6, 3)), (ids, rng.normal(size=(B, 6, 3))))
 
 
+def test_a_product_of_two_parameters_taps_both(x64, rng):
+    # a low-rank weight U @ V: one dot_general whose two operands are parameters, each the other's X
+    def loss(p, x):
+        u, v = p
+        return jnp.sum(jnp.tanh(x @ (u @ v)))
+    p = (rng.normal(size=(4, 2)), rng.normal(size=(2, 3)))
+    plan = core.ghost_plan(loss, method="ghost")(p, rng.normal(size=(B, 4)))
+    assert [row[2] for row in plan.rows] == ["gram", "gram"]
+    _check_norms_and_clipping(loss, p, (rng.normal(size=(B, 4)),))
+
+
 def test_tied_weights_are_materialized_and_forced_ghost_names_both_uses(x64, rng):
     # a language-model style tied embedding: the table is read by gather and used again by dot_general
     def loss(table, ids, y):

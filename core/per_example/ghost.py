@@ -79,6 +79,12 @@ class GhostPlan:
         self.paths, self.leaves = paths, leaves
         self.jaxpr, self.consts, self.n_diff = jaxpr, consts, n_diff
         self.taps = [lp.tap for lp in leaves if lp.kind == "tap"]
+        # one probe per tapped operation: both operands of a dot_general may be parameters
+        self.probe_eqns = []
+        for t in self.taps:
+            if t.index not in self.probe_eqns:
+                self.probe_eqns.append(t.index)
+            t.probe = self.probe_eqns.index(t.index)
         self.delta_leaves = [i for i, lp in enumerate(leaves) if lp.kind in ("elementwise", "materialize")]
 
     @property
@@ -221,8 +227,6 @@ def _make_tap(eqn, index, leaf, w_pos, chain, method):
     x_pos = 1 - w_pos
     dims, gram_ok = {"dot_general": _dot_dims, "conv_general_dilated": _conv_dims,
                      "gather": _gather_dims}[name](eqn, x_pos)
-    if name == "dot_general" and eqn.invars[x_pos] is eqn.invars[w_pos]:
-        return Tap(rule=None, reason="both operands are the same parameter")
     nb, T, d, p = dims["nb"], dims["T"], dims["d"], dims["p"]
     gram_cost = nb * (d + p) if T == 1 else nb * T * T * (d + p)
     mat_cost = dims.get("mat", nb * T * d * p)
@@ -291,12 +295,15 @@ def _gather_dims(eqn, x_pos):
 
 def run(prog, plan, diff_leaves, cotangent, with_params=False):
     """Evaluate the batched loss with probes and deltas and pull `cotangent` (one weight per
-    example) back. Returns `(acts, Gs, delta_grads, pullback)`: per tap its X and G (leading batch
-    axis), per materialized leaf its per-example gradients, and (with `with_params`) the pullback
+    example) back. Returns `(acts, Gs, delta_grads, pullback)`: per tap its X, per tapped operation
+    its G (leading batch axis; `tap.probe` says which), per materialized leaf its per-example gradients, and (with `with_params`) the pullback
     of the per-example loss vector with respect to the differentiated leaves."""
     jaxpr, consts, n_diff = plan.jaxpr, plan.consts, plan.n_diff
     taps = plan.taps
-    tap_at = {t.index: k for k, t in enumerate(taps)}
+    taps_at = {}
+    for k, t in enumerate(taps):
+        taps_at.setdefault(t.index, []).append(k)
+    probe_at = {idx: k for k, idx in enumerate(plan.probe_eqns)}
     delta_at = {leaf: k for k, leaf in enumerate(plan.delta_leaves)}
     B = prog.size
 
@@ -315,12 +322,11 @@ def run(prog, plan, diff_leaves, cotangent, with_params=False):
         acts = [None] * len(taps)
         for idx, eqn in enumerate(jaxpr.eqns):
             ins = [read(a) for a in eqn.invars]
-            k = tap_at.get(idx)
-            if k is not None:
+            for k in taps_at.get(idx, ()):
                 acts[k] = ins[taps[k].x_pos]
             out = eqn.primitive.bind(*ins, **eqn.params)
-            if k is not None:
-                out = lax.add(out, probes[k])
+            if idx in probe_at:
+                out = lax.add(out, probes[probe_at[idx]])
             if eqn.primitive.multiple_results:
                 for v, o in zip(eqn.outvars, out, strict=True):
                     env[v] = o
@@ -328,7 +334,8 @@ def run(prog, plan, diff_leaves, cotangent, with_params=False):
                 env[eqn.outvars[0]] = out
         return read(jaxpr.outvars[0]), acts
 
-    probes = [jnp.zeros((B,) + t.eqn.outvars[0].aval.shape, t.eqn.outvars[0].aval.dtype) for t in taps]
+    outs = [jaxpr.eqns[i].outvars[0].aval for i in plan.probe_eqns]
+    probes = [jnp.zeros((B,) + a.shape, a.dtype) for a in outs]
     avals = jaxpr.in_avals
     deltas = [jnp.zeros((B,) + avals[i].shape, avals[i].dtype) for i in plan.delta_leaves]
     batched = vmap(one, in_axes=(None, 0, 0, list(prog.ex_axes)))
@@ -363,7 +370,8 @@ def leaf_sq_norms(prog, plan, diff_leaves, acts, gs, dgs):
     """Per leaf, the (B,) squared norms of the examples' gradients."""
     B = prog.size
     sq = [None] * plan.n_diff
-    for t, X, G in zip(plan.taps, acts, gs, strict=True):
+    for t, X in zip(plan.taps, acts, strict=True):
+        G = gs[t.probe]
         name = t.eqn.primitive.name
         if name == "conv_general_dilated" and t.dims["gram_ok"]:
             sq[t.leaf] = _conv_sq(t, X, G, "materialize" if t.rule == "materialize" else "gram")
@@ -481,7 +489,8 @@ def clipped_sum_bookkeeping(prog, plan, diff_leaves, acts, gs, dgs, factors):
     """sum_i c_i g_i per leaf, from the pass's X and G (no second backward pass). `factors[leaf]`
     is the (B,) vector c of that leaf (the same vector for all leaves with flat clipping)."""
     out = [None] * plan.n_diff
-    for t, X, G in zip(plan.taps, acts, gs, strict=True):
+    for t, X in zip(plan.taps, acts, strict=True):
+        G = gs[t.probe]
         leaf = diff_leaves[t.leaf]
         W = _chain_value(t, leaf)
         c = factors[t.leaf].astype(G.dtype)
