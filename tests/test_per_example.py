@@ -6,7 +6,6 @@ masked), per_example_grad_norms with 'ghost', 'auto' and 'materialize', and clip
 every method and both ways of forming the sum. One jitted program per model keeps compiles few.
 """
 import doctest
-import functools
 
 import numpy as np
 import pytest
@@ -14,7 +13,7 @@ import pytest
 import core
 import core.numpy as jnp
 import nn
-from core import lax, random
+from core import lax
 
 B = 5
 RTOL = 1e-10

@@ -24,7 +24,7 @@ from .. import lax
 from ..autodiff import grad
 from ..batching_api import vmap
 from ..traceback_util import api_boundary
-from ..tree_util import tree_flatten, tree_map
+from ..tree_util import tree_flatten, tree_map, tree_unflatten
 from . import ghost
 from .ghost import GhostPlan
 from .program import batch_coupled, batch_coupled_p, prepare
@@ -137,7 +137,6 @@ def per_example_grads(fun, argnums=0, batch_axes=0, has_aux=False, chunk_size=No
         m = _mask_bool(prog)
         out = prog.unflatten_diff([_zero_masked(m, x) for x in g])
         if has_aux:
-            from ..tree_util import tree_unflatten
             return out, tree_unflatten(prog.aux_tree, list(aux))
         return out
 
@@ -234,9 +233,9 @@ def clipped_grad(fun, l2_norm_clip, argnums=0, batch_axes=0, method="auto", norm
     formed from the first pass's activations and output cotangents (book-keeping, the default:
     for a dense layer X^T diag(c) G; no second backward pass), or with `bookkeeping=False` by a
     second backward pass through the same linearization with each example's loss weighted by its
-    clip factor (sum_i c_i loss_i, c_i a constant). `per_layer=True` clips each parameter leaf separately to C / sqrt(L) (L
-    leaves), or to its own budget when `l2_norm_clip` is a pytree of the parameters' structure;
-    it implies book-keeping. `mask=` at call time: masked examples contribute nothing.
+    clip factor (sum_i c_i loss_i, c_i a constant). `per_layer=True` clips each parameter leaf
+    separately to C / sqrt(L) (L leaves), or to its own budget when `l2_norm_clip` is a pytree of
+    the parameters' structure; it implies book-keeping. `mask=` at call time: masked examples contribute nothing.
 
     Example:
         >>> def loss(w, x, y):

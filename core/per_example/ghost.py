@@ -296,8 +296,9 @@ def _gather_dims(eqn, x_pos):
 def run(prog, plan, diff_leaves, cotangent, with_params=False):
     """Evaluate the batched loss with probes and deltas and pull `cotangent` (one weight per
     example) back. Returns `(acts, Gs, delta_grads, pullback)`: per tap its X, per tapped operation
-    its G (leading batch axis; `tap.probe` says which), per materialized leaf its per-example gradients, and (with `with_params`) the pullback
-    of the per-example loss vector with respect to the differentiated leaves."""
+    its G (leading batch axis; `tap.probe` says which), per materialized leaf its per-example
+    gradients, and (with `with_params`) the pullback of the per-example loss vector with respect
+    to the differentiated leaves."""
     jaxpr, consts, n_diff = plan.jaxpr, plan.consts, plan.n_diff
     taps = plan.taps
     taps_at = {}
