@@ -12,6 +12,7 @@ import numpy as np
 
 import core.numpy as jnp
 from core import lax, random
+from core.per_example import batch_coupled
 
 from .base import Layer
 from .initializers import normal, ones, zeros
@@ -119,7 +120,8 @@ def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=z
                                  "state from layer.init_state(input_shape), updated by train-mode calls.")
             mean, var = state["mean"], state["var"]
         else:
-            mean = jnp.mean(x, axis=axes)
+            # marked, so per-example transformations refuse it rather than normalize each example alone
+            mean = batch_coupled(jnp.mean(x, axis=axes), "BatchNorm in train mode")
             if axis_name is not None:
                 mean = lax.pmean(mean, axis_name)
             centered = x - _expand(mean, x.ndim, keep)
