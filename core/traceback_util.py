@@ -17,7 +17,7 @@ Contract for entry points: every public function of `core`'s namespaces is one (
 transformation returns (`grad(f)`, `vmap(f)`) is decorated with `api_boundary`. On a hot path
 where one more Python call layer costs too much, an entry point catches `Exception` in its own
 frame and calls `filter_exception(e)` before a bare `raise` (register it with `register_boundary`).
-Only the outermost entry point on the stack filters, so nested calls cost nothing extra.
+Only the outermost entry point on the stack filters.
 """
 import functools
 import os
@@ -25,12 +25,13 @@ import sys
 import types
 
 __all__ = ["UnfilteredStackTrace", "api_boundary", "filter_exception", "register_boundary",
-           "filtering_enabled", "boundaries_for_namespace", "unwrap_boundary", "SourceInfo",
+           "filtering_enabled", "boundaries_for_namespace", "boundaries_for_methods", "unwrap_boundary",
+           "SourceInfo",
            "user_source_info"]
 
 _CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _boundary_codes = set()
-_boundary_of = {}   # function -> its entry-point wrapper, so a function re-exported twice gets one wrapper
+_boundary_of = {}   # public function -> its entry-point wrapper (one per function, however often exported)
 
 
 class UnfilteredStackTrace(Exception):
@@ -178,10 +179,6 @@ def api_boundary(fun):
         >>> public(1)
         2
     """
-    wrapper = _boundary_of.get(fun)
-    if wrapper is not None:
-        return wrapper
-
     @functools.wraps(fun)
     def entry_point(*args, **kwargs):
         try:
@@ -191,10 +188,6 @@ def api_boundary(fun):
             raise
 
     entry_point._purenn_boundary = True
-    try:
-        _boundary_of[fun] = entry_point
-    except TypeError:  # an unhashable callable: nothing to share
-        pass
     return entry_point
 
 
@@ -213,7 +206,9 @@ def boundaries_for_namespace(namespace, module_name=None):
     Functions defined in `core` and named without a leading underscore are replaced by their
     `api_boundary` wrapper; classes, constants, modules and functions from elsewhere stay as they
     are. The wrapper is named after its place in `module_name` (the package), so that pickle finds
-    it there. Internal code keeps calling the plain functions of the defining submodules.
+    it there. Code inside `core` that imported a function from its defining submodule keeps the
+    plain one; code that looks it up on the package when it runs calls the wrapper (about 80 ns
+    per nested call, and only the outermost entry point on the stack filters).
     """
     module_name = module_name or namespace.get("__name__")
     for name, value in list(namespace.items()):
@@ -221,10 +216,23 @@ def boundaries_for_namespace(namespace, module_name=None):
             continue
         if getattr(value, "_purenn_boundary", False) or value.__code__ in _boundary_codes:
             continue
-        if not (value.__module__ or "").startswith("core"):
+        module = value.__module__ or ""
+        if module != "core" and not module.startswith("core."):
             continue
-        fresh = value not in _boundary_of
-        wrapper = api_boundary(value)
-        if fresh and module_name and value.__qualname__ == name:
-            wrapper.__module__ = module_name
+        wrapper = _boundary_of.get(value)
+        if wrapper is None:  # one wrapper per function, however many namespaces export it
+            wrapper = _boundary_of[value] = api_boundary(value)
+            if module_name and value.__qualname__ == name:
+                wrapper.__module__ = module_name
         namespace[name] = wrapper
+
+
+def boundaries_for_methods(cls):
+    """Make the public methods of `cls` (a helper class users call into, such as the one behind
+    `x.at[i]`) API entry points."""
+    for name, value in list(vars(cls).items()):
+        if name.startswith("_") or type(value) is not types.FunctionType:
+            continue
+        if not getattr(value, "_purenn_boundary", False):
+            setattr(cls, name, api_boundary(value))
+    return cls

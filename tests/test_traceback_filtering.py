@@ -84,6 +84,7 @@ INTERNAL_ERRORS = {  # errors raised inside purenn by a bad call from the user
     "array_operator": lambda: jnp.ones((2, 3)) + jnp.ones(4),
     "array_method": lambda: jnp.ones(6).reshape(4, 2),
     "indexing": lambda: jnp.ones(3)[jnp.ones(2)],
+    "indexed_update": lambda: jnp.ones((2, 3)).at[0].add(jnp.ones(4)),
     "random": lambda: core.random.normal(core.random.PRNGKey(0), (2,), dtype=jnp.int32),
 }
 

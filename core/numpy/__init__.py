@@ -39,3 +39,4 @@ from .. import traceback_util as _traceback_util  # noqa: E402
 _traceback_util.boundaries_for_namespace(globals())
 _traceback_util.boundaries_for_namespace(linalg.__dict__)
 _traceback_util.boundaries_for_namespace(fft.__dict__)
+_traceback_util.boundaries_for_methods(_indexing._IndexUpdateRef)  # x.at[i].set(...) and friends
