@@ -6,7 +6,6 @@ Values the function closes over (concrete Arrays, or tracers of an enclosing tra
 runs; a tracer of a finished trace that reaches a primitive is a leak (`UnexpectedTracerError`).
 """
 import gc
-import os
 import sys
 import types
 import weakref
@@ -18,9 +17,7 @@ from ..array import Array, to_array
 from ..config import config
 from ..ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, _Names, _pp_eqn
 from ..trace import Trace, Tracer, escaped_tracer_error, set_current_trace
-from ..traceback_util import user_source_info
-
-_CORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from ..traceback_util import _file_is_internal, user_source_info
 
 
 class JaxprTracer(Tracer):
@@ -157,7 +154,7 @@ def _traced_function_source(trace):
         if frame.f_code is trace_to_jaxpr.__code__:
             if frame.f_locals.get("trace") is trace:
                 break
-        elif not frame.f_code.co_filename.startswith(_CORE_DIR):
+        elif not _file_is_internal(frame.f_code.co_filename):
             candidate = frame.f_code
         frame = frame.f_back
     if frame is None or candidate is None:
