@@ -49,3 +49,11 @@ def cache_info():
     from .runtime import cache_info as _info
     return _info()
 from .config import checking_leaks  # noqa: F401
+
+
+# Every public function is an API entry point: errors leaving it show the user's frames only
+# (core/traceback_util.py). core.numpy and core.lax do this for themselves.
+from . import traceback_util as _traceback_util  # noqa: E402
+for _namespace in (random.__dict__, scipy.special.__dict__, debug.__dict__, tree_util.__dict__, globals()):
+    _traceback_util.boundaries_for_namespace(_namespace)
+del _namespace

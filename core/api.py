@@ -527,10 +527,12 @@ class _JitFunction(_JitBase):
                                    "reused while still read. Pass a copy, or do not donate it.")
         return tuple(mask)
 
+    @traceback_util.api_boundary
     def trace(self, *args, **kwargs):
         """The traced program for these arguments (a ClosedJaxpr)."""
         return self._lookup(args, kwargs)[0][0]
 
+    @traceback_util.api_boundary
     def lower(self, *args, **kwargs):
         """Lower for these arguments: `.as_text()` is the StableHLO module, `.compile()` compiles it."""
         (closed, program, consts, out_tree), flat = self._lookup(args, kwargs)
@@ -753,6 +755,7 @@ def named_call(fun, *, name=None):
         staged.fun_name = str(name)
         staged._name_param = _Name(name)
 
+    @traceback_util.api_boundary
     @functools.wraps(fun)
     def named(*args, **kwargs):
         if type(current_trace()) is EvalTrace:

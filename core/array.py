@@ -198,6 +198,9 @@ def to_array(x):
         return to_array(x.__jax_array__())
     if isinstance(x, (bool, int, float, complex)):
         return _scalar_array(x)
+    from .trace import Tracer, escaped_tracer_error
+    if isinstance(x, Tracer):  # a traced value where only concrete ones can be: it leaked
+        raise escaped_tracer_error(x)
     raise TypeError(f"Value {x!r} of type {type(x)} is not a valid purenn array type")
 
 

@@ -128,15 +128,16 @@ def _aval(x):
 
 # ----- linearize and reverse mode ------------------------------------------------------------------
 
-def linearize_flat(flat_fun, primals, fun_name="<fun>"):
+def linearize_flat(flat_fun, primals, fun_name="<fun>", purpose="linearize"):
     """Linearize a flat function at `primals`.
 
     Returns `(primal_outs, linear, in_mask, out_mask)`: `linear` is a ClosedJaxpr (residuals as its
     constants) from the tangents of the inputs marked in `in_mask` (the inexact ones) to the tangents
-    of the outputs marked in `out_mask`.
+    of the outputs marked in `out_mask`. `purpose` names the user's transformation ("grad", "vjp",
+    ...) in errors about its values.
     """
     pe = PartialEvalTrace(current_trace(), fun_name, "linearize")
-    jt = ad.JVPTrace(pe, fun_name, "linearize")
+    jt = ad.JVPTrace(pe, fun_name, purpose)
     in_mask = [dtypes.is_inexact(p.aval.dtype) for p in primals]
     tangents = [pe.new_arg(tangent_aval(p.aval)) if m else Zero(tangent_aval(p.aval))
                 for p, m in zip(primals, in_mask)]
@@ -177,6 +178,7 @@ def linearize(fun, *primals):
     p_out, linear, in_mask, out_mask = linearize_flat(flat, flat_p, _fun_name(fun))
     out_tree = store["tree"]
 
+    @traceback_util.api_boundary
     def f_jvp(*tangents):
         flat_t, tree_t = tree_flatten(tangents)
         if tree_t != in_tree:
@@ -192,8 +194,8 @@ def linearize(fun, *primals):
     return tree_unflatten(out_tree, p_out), f_jvp
 
 
-def _vjp_flat(flat, flat_p, fun_name):
-    p_out, linear, in_mask, out_mask = linearize_flat(flat, flat_p, fun_name)
+def _vjp_flat(flat, flat_p, fun_name, purpose="vjp"):
+    p_out, linear, in_mask, out_mask = linearize_flat(flat, flat_p, fun_name, purpose)
     undefined = [UndefinedPrimal(tangent_aval(p.aval)) for p, m in zip(flat_p, in_mask) if m]
 
     def pullback(flat_cts):
@@ -214,14 +216,19 @@ def vjp(fun, *primals, has_aux=False):
         >>> f_vjp((1.0, 1.0))   # (cos(0.5), -sin(1.0))
         (Array(0.87758255, dtype=float32, weak_type=True), Array(-0.84147096, dtype=float32, weak_type=True))
     """
+    return _vjp(fun, primals, has_aux, "vjp")
+
+
+def _vjp(fun, primals, has_aux, purpose):
     name = _fun_name(fun)
     flat_p, in_tree = tree_flatten(primals)
     flat_p = [_as_value(p, "vjp primals") for p in flat_p]
     flat, store = _flat_fun(fun, in_tree, has_aux)
-    p_out, pullback = _vjp_flat(flat, flat_p, name)
+    p_out, pullback = _vjp_flat(flat, flat_p, name, purpose)
     out_tree = store["tree"]
     out_avals = [_aval(p) for p in p_out]
 
+    @traceback_util.api_boundary
     def f_vjp(ct):
         flat_ct, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:
@@ -268,6 +275,7 @@ def linear_transpose(fun, *primals):
     out_tree = store["tree"]
     out_avals = closed.out_avals
 
+    @traceback_util.api_boundary
     def transposed(ct):
         flat_ct, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:
@@ -349,9 +357,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         _check_input_dtypes(dyn, fname, allow_int, holomorphic, "grad")
         f = _partial(fun, args, kwargs, nums)
         if has_aux:
-            ans, f_vjp, aux = vjp(f, *dyn, has_aux=True)
+            ans, f_vjp, aux = _vjp(f, dyn, True, "grad")
         else:
-            ans, f_vjp = vjp(f, *dyn)
+            ans, f_vjp = _vjp(f, dyn, False, "grad")
         _check_scalar(ans, fname, holomorphic)
         grads = f_vjp(ad.instantiate_zeros(_ones_like(ans)))
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
@@ -400,6 +408,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
+    @traceback_util.api_boundary
     @functools.wraps(fun)
     def grad_f(*args, **kwargs):
         if has_aux:
@@ -511,7 +520,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         flat, store, flat_in, in_tree = _jacobian_setup(fun, argnums, args, kwargs, has_aux, holomorphic,
                                                         allow_int, "jacrev")
         in_avals = [x.aval for x in flat_in]
-        p_out, pullback = _vjp_flat(flat, flat_in, fname)
+        p_out, pullback = _vjp_flat(flat, flat_in, fname, "jacrev")
         out_avals = [_aval(p) for p in p_out]
         n_rows = sum(a.size for a in out_avals)
         inexact = [dtypes.is_inexact(a.dtype) for a in in_avals]

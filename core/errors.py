@@ -1,7 +1,7 @@
 """User-facing errors of tracing, one class each; the long explanation lives in the docstring."""
 
 __all__ = ["ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
-           "TracerArrayConversionError", "UnexpectedTracerError", "LeakedTracerError"]
+           "TracerArrayConversionError", "UnexpectedTracerError", "LeakedTracerError", "static_value_error"]
 
 
 class ConcretizationTypeError(TypeError):
@@ -34,3 +34,23 @@ class LeakedTracerError(Exception):
     """With `checking_leaks()` (or the `check_tracer_leaks` flag), a traced function returned while a
     tracer it created was still referenced from elsewhere (a global, a list, an attribute). Return
     the value from the function instead of storing it."""
+
+
+def static_value_error(function, argument, value, expected="a Python int or a tuple of ints"):
+    """The error for a traced `value` given where `function` needs a concrete one because it fixes
+    the shape of the result (`jnp.ones(n)` with `n` traced): names the public function, the
+    argument and the value's type, says what the value depends on, and suggests the fixes.
+
+    Example:
+        >>> str(static_value_error("core.numpy.ones", "shape", 3)).split(":")[0]
+        'core.numpy.ones requires a concrete value for the argument shape, which determines the shape of its result'
+    """
+    aval = getattr(value, "aval", None)
+    kind = f" of type {aval.str_short()}" if aval is not None else ""
+    context = getattr(value, "concretization_context", None)
+    return ConcretizationTypeError(
+        f"{function} requires a concrete value for the argument {argument}, which determines the shape of its "
+        f"result: pass {expected}, not a traced value{kind}. Shapes are fixed when a function "
+        "is traced: mark the argument static (jit(f, static_argnums=...) or static_argnames=...), or compute "
+        "the size from static shape information (x.shape) instead of from array values."
+        + (context() if context is not None else ""))

@@ -8,7 +8,8 @@ transform it. A transformation sets the current trace for the extent of the func
 import contextlib
 import threading
 
-__all__ = ["Primitive", "Trace", "EvalTrace", "Tracer", "current_trace", "set_current_trace"]
+__all__ = ["Primitive", "Trace", "EvalTrace", "Tracer", "current_trace", "set_current_trace",
+           "escaped_tracer_error"]
 
 
 class Primitive:
@@ -36,7 +37,12 @@ class Primitive:
 
 
 class Trace:
-    """An interpreter: decides what applying a primitive to its values means."""
+    """An interpreter: decides what applying a primitive to its values means.
+
+    Transformation traces also carry `fun_name` (the function they transform), `purpose` (the
+    transformation, as users call it: "jit", "vmap", "grad", ...) and `alive` (False once the
+    function has returned), which errors about their values report.
+    """
 
     def process_primitive(self, prim, args, params):
         raise NotImplementedError
@@ -58,7 +64,9 @@ class Tracer:
     Tracers get the same NumPy-style methods and operators as `core.Array` (installed by
     `core.numpy`), so user code cannot tell them apart while it is transformed.
     """
-    __slots__ = ("_trace", "__weakref__")
+    # created_at: the user's source line of the operation that made the value (a
+    # traceback_util.SourceInfo, or None for arguments), for errors about a value used too late
+    __slots__ = ("_trace", "created_at", "__weakref__")
     __array_priority__ = 100
 
     @property
@@ -70,6 +78,11 @@ class Tracer:
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
+
+    def concretization_context(self):
+        """Sentences for errors about this value's concreteness: the transformation and what the
+        value depends on (each tracer kind says what it knows)."""
+        return ""
 
     def __len__(self):
         if not self.aval.shape:
@@ -98,6 +111,43 @@ def set_current_trace(trace):
         yield trace
     finally:
         _state.trace = previous
+
+
+def _describe_trace(trace):
+    purpose = getattr(trace, "purpose", None)
+    name = getattr(trace, "fun_name", None) or "<fun>"
+    return f"tracing {name} for {purpose}" if purpose else f"tracing {name}"
+
+
+def escaped_tracer_error(tracer):
+    """The `UnexpectedTracerError` for `tracer` used where its trace no longer applies: after the
+    transformation that made it returned (it leaked through a global, a list or an attribute), or
+    outside that transformation. Says where the value was made and by which transformation."""
+    from . import errors
+    trace = tracer._trace
+    try:
+        kind = tracer.aval.str_short()
+    except Exception:  # the description must not fail while reporting another failure
+        kind = "?"
+    created = getattr(tracer, "created_at", None)
+    arg_name = getattr(trace, "invar_names", {}).get(getattr(tracer, "var", None))
+    if created is not None:
+        origin = f" It was created at {created}."
+    elif arg_name is not None:
+        origin = f" It is the argument {arg_name} of {getattr(trace, 'fun_name', '<fun>')}."
+    else:
+        origin = ""
+    if getattr(trace, "alive", True):
+        what = (f"is used outside the transformation that is tracing it ({_describe_trace(trace)}, still "
+                "running), where a concrete array is needed")
+    else:
+        what = (f"escaped the scope of the transformation that created it ({_describe_trace(trace)}): it leaked, "
+                "and is used after that transformation finished")
+    return errors.UnexpectedTracerError(
+        f"Encountered an unexpected tracer: an intermediate value with type {kind} {what}.{origin} Values must "
+        "leave a transformed function through its return value; storing them in a global, a list or an "
+        "attribute leaks them. To find the leak where it happens, run the transformation under "
+        "core.checking_leaks().")
 
 
 def _apply_primitive(prim, args, params):

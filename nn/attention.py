@@ -11,7 +11,7 @@ import numpy as np
 import core.numpy as jnp
 from core import lax, random
 
-from .base import Layer
+from .base import Layer, check_input_size
 from .initializers import glorot_normal, zeros
 from .normalization import _named
 
@@ -129,10 +129,17 @@ def MultiHeadAttention(num_heads, qkv_features=None, out_features=None, head_dim
         return y
 
     def apply_fun(params, inputs, mask=None, **kwargs):
+        name = f"MultiHeadAttention({num_heads})"
         if isinstance(inputs, (tuple, list)):
+            if len(inputs) != 2:
+                raise ValueError(f"{name}: inputs must be one array (self-attention) or a pair (queries, "
+                                 f"keys_values), got a {type(inputs).__name__} of {len(inputs)}.")
             x_q, x_kv = inputs
         else:
             x_q = x_kv = inputs
+        for what, x, kernel in (("queries", x_q, params["query"][0]), ("keys and values", x_kv, params["key"][0])):
+            n = np.shape(kernel)[0]
+            check_input_size(f"{name} ({what})", x, -1, n, f"(batch, seq, {n})", "features on the last axis")
         sizes(x_q.shape[-1])
         q = project(x_q, params["query"], True)
         k = project(x_kv, params["key"], True)

@@ -23,7 +23,7 @@ import core
 import numpy as np
 from core import random
 
-from .base import Layer, apply_with_state, init_state, is_stateful
+from .base import Layer, add_layer_context, apply_with_state, describe_array, init_state, is_stateful, named
 
 __all__ = ["serial", "parallel", "FanOut", "FanInSum", "FanInConcat", "shape_dependent", "output_shape",
            "abstract_init"]
@@ -32,10 +32,7 @@ _NO_STATE = object()   # `state=None` is a value; absence needs its own marker
 
 
 def _named(lyr, name, sublayers=(), flow=None):
-    object.__setattr__(lyr, "name", name)
-    object.__setattr__(lyr, "sublayers", tuple(sublayers))
-    object.__setattr__(lyr, "flow", flow)
-    return lyr
+    return named(lyr, name, sublayers, flow)
 
 
 def output_shape(lyr, input_shape):
@@ -69,6 +66,13 @@ def _as_layers(layers):
     return tuple(lyr if isinstance(lyr, Layer) else Layer(*lyr) for lyr in layers)
 
 
+def _check_params(combinator, params, n):
+    if not isinstance(params, (list, tuple)) or len(params) != n:
+        got = f"{len(params)} entries" if isinstance(params, (list, tuple)) else f"a {type(params).__name__}"
+        raise ValueError(f"{combinator} of {n} layers needs params with one entry per layer (a sequence of {n}, as "
+                         f"its init_fun returns), got {got}.")
+
+
 def _split(rng, n):
     if rng is None:
         return (None,) * n
@@ -87,26 +91,41 @@ def serial(*layers):
     nlayers = len(layers)
     init_funs, apply_funs = zip(*((lyr[0], lyr[1]) for lyr in layers), strict=True) if layers else ((), ())
 
+    # Each sublayer call sits in a `try` (free until an error leaves it) that puts the sublayer's
+    # position in the error: "In layer 2 (Dense(4)) of serial: ...".
     def init_fun(rng, input_shape):
         params = []
-        for init in init_funs:
+        for i, init in enumerate(init_funs):
             keys = random.split(rng)
             rng, layer_rng = keys[0], keys[1]
-            input_shape, param = init(layer_rng, input_shape)
+            try:
+                input_shape, param = init(layer_rng, input_shape)
+            except Exception as e:
+                add_layer_context(e, i + 1, layers[i], "serial")
+                raise
             params.append(param)
         return input_shape, params
 
     def apply_fun(params, inputs, **kwargs):
         state = kwargs.pop("state", _NO_STATE)
         rngs = _split(kwargs.pop("rng", None), nlayers)
+        _check_params("serial", params, nlayers)
         if state is _NO_STATE:
-            for fun, param, r in zip(apply_funs, params, rngs, strict=True):
-                inputs = fun(param, inputs, rng=r, **kwargs)
+            for i, (fun, param, r) in enumerate(zip(apply_funs, params, rngs, strict=True)):
+                try:
+                    inputs = fun(param, inputs, rng=r, **kwargs)
+                except Exception as e:
+                    add_layer_context(e, i + 1, layers[i], "serial")
+                    raise
             return inputs
         states = (None,) * nlayers if state is None else state
         new_states = []
-        for lyr, param, s, r in zip(layers, params, states, rngs, strict=True):
-            inputs, s = apply_with_state(lyr, param, inputs, s, rng=r, **kwargs)
+        for i, (lyr, param, s, r) in enumerate(zip(layers, params, states, rngs, strict=True)):
+            try:
+                inputs, s = apply_with_state(lyr, param, inputs, s, rng=r, **kwargs)
+            except Exception as e:
+                add_layer_context(e, i + 1, lyr, "serial")
+                raise
             new_states.append(s)
         return inputs, tuple(new_states)
 
@@ -115,9 +134,13 @@ def serial(*layers):
         last = max(i for i, lyr in enumerate(layers) if is_stateful(lyr))
         states = []
         for i, lyr in enumerate(layers):
-            states.append(init_state(lyr, input_shape))
-            if i < last:
-                input_shape = output_shape(lyr, input_shape)
+            try:
+                states.append(init_state(lyr, input_shape))
+                if i < last:
+                    input_shape = output_shape(lyr, input_shape)
+            except Exception as e:
+                add_layer_context(e, i + 1, lyr, "serial")
+                raise
         return tuple(states)
 
     stateful = any(is_stateful(lyr) for lyr in layers)
@@ -140,26 +163,45 @@ def parallel(*layers):
     def init_fun(rng, input_shape):
         _check("input shapes", input_shape)
         rngs = _split(rng, nlayers)
-        results = [init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape, strict=True)]
+        results = []
+        for i, (init, r, shape) in enumerate(zip(init_funs, rngs, input_shape, strict=True)):
+            try:
+                results.append(init(r, shape))
+            except Exception as e:
+                add_layer_context(e, i + 1, layers[i], "parallel")
+                raise
         return tuple(shape for shape, _ in results), tuple(param for _, param in results)
 
     def apply_fun(params, inputs, **kwargs):
         _check("inputs", inputs)
+        _check_params("parallel", params, nlayers)
         state = kwargs.pop("state", _NO_STATE)
         rngs = _split(kwargs.pop("rng", None), nlayers)
-        if state is _NO_STATE:
-            return [f(p, x, rng=r, **kwargs) for f, p, x, r in zip(apply_funs, params, inputs, rngs, strict=True)]
-        states = (None,) * nlayers if state is None else state
+        states = (None,) * nlayers if state is _NO_STATE or state is None else state
         outs, new_states = [], []
-        for lyr, p, x, s, r in zip(layers, params, inputs, states, rngs, strict=True):
-            out, s = apply_with_state(lyr, p, x, s, rng=r, **kwargs)
+        for i, (lyr, p, x, s, r) in enumerate(zip(layers, params, inputs, states, rngs, strict=True)):
+            try:
+                if state is _NO_STATE:
+                    out = lyr.apply_fun(p, x, rng=r, **kwargs)
+                else:
+                    out, s = apply_with_state(lyr, p, x, s, rng=r, **kwargs)
+            except Exception as e:
+                add_layer_context(e, i + 1, lyr, "parallel")
+                raise
             outs.append(out)
             new_states.append(s)
-        return outs, tuple(new_states)
+        return outs if state is _NO_STATE else (outs, tuple(new_states))
 
     def init_state_fun(input_shape):
         _check("input shapes", input_shape)
-        return tuple(init_state(lyr, shape) for lyr, shape in zip(layers, input_shape, strict=True))
+        states = []
+        for i, (lyr, shape) in enumerate(zip(layers, input_shape, strict=True)):
+            try:
+                states.append(init_state(lyr, shape))
+            except Exception as e:
+                add_layer_context(e, i + 1, lyr, "parallel")
+                raise
+        return tuple(states)
 
     stateful = any(is_stateful(lyr) for lyr in layers)
     return _named(Layer(init_fun, apply_fun, init_state_fun if stateful else None), "parallel", layers, "parallel")
@@ -177,11 +219,34 @@ def FanOut(num):
     return _named(Layer(init_fun, apply_fun), f"FanOut({num})")
 
 
+def _check_fan_in(name, items, shape_of, axis=None):
+    """Inputs (or input shapes) of a fan-in layer: a non-empty sequence whose shapes agree (except
+    along `axis`, for a concatenation)."""
+    if not isinstance(items, (list, tuple)) or not items or isinstance(items[0], (int, np.integer)):
+        raise TypeError(f"{name} takes a list of inputs (e.g. from FanOut and parallel), got {type(items).__name__}"
+                        + (f" {items!r}" if isinstance(items, tuple) else "") + ".")
+    first = tuple(shape_of(items[0]))
+    for i, item in enumerate(items[1:], start=2):
+        shape = tuple(shape_of(item))
+        if axis is None:
+            same = shape == first
+        else:
+            ax = axis % max(len(first), 1)
+            same = len(shape) == len(first) and all(a == b for d, (a, b) in enumerate(zip(shape, first)) if d != ax)
+        if not same:
+            rule = "the same shape" if axis is None else f"the same shape except along axis {axis}"
+            got = describe_array(item) if hasattr(item, "shape") else str(shape)
+            want = describe_array(items[0]) if hasattr(items[0], "shape") else str(first)
+            raise ValueError(f"{name}: all inputs must have {rule}, but input {i} is {got} and input 1 is {want}.")
+
+
 def _fan_in_sum():
     def init_fun(rng, input_shape):
+        _check_fan_in("FanInSum", input_shape, tuple)
         return input_shape[0], ()
 
     def apply_fun(params, inputs, **kwargs):
+        _check_fan_in("FanInSum", inputs, np.shape)
         return sum(inputs[1:], inputs[0])
 
     return _named(Layer(init_fun, apply_fun), "FanInSum")
@@ -195,14 +260,18 @@ def FanInConcat(axis=-1):
     """Concatenate a list of inputs along `axis`. Example: `FanInConcat()` maps [(-1, 3), (-1, 4)]
     to (-1, 7)."""
     def init_fun(rng, input_shape):
+        _check_fan_in(name, input_shape, tuple, axis)
         ax = axis % len(input_shape[0])
         size = sum(shape[ax] for shape in input_shape)
         return tuple(input_shape[0][:ax]) + (size,) + tuple(input_shape[0][ax + 1:]), ()
 
     def apply_fun(params, inputs, **kwargs):
+        _check_fan_in(name, inputs, np.shape, axis)
         return core.numpy.concatenate(inputs, axis)
 
-    return _named(Layer(init_fun, apply_fun), f"FanInConcat({axis})" if axis != -1 else "FanInConcat()")
+    name = f"FanInConcat({axis})" if axis != -1 else "FanInConcat()"
+
+    return _named(Layer(init_fun, apply_fun), name)
 
 
 def shape_dependent(make_layer):

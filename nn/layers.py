@@ -19,7 +19,7 @@ import core.numpy as jnp
 from core import lax, random
 
 from . import functions as F
-from .base import Layer
+from .base import Layer, check_input_size, describe_array, named
 from .initializers import glorot_normal, normal
 
 __all__ = ["Dense", "GeneralConv", "Conv", "Conv1D", "GeneralConvTranspose", "ConvTranspose", "Conv1DTranspose",
@@ -28,8 +28,7 @@ __all__ = ["Dense", "GeneralConv", "Conv", "Conv1D", "GeneralConvTranspose", "Co
 
 
 def _named(lyr, name):
-    object.__setattr__(lyr, "name", name)
-    return lyr
+    return named(lyr, name)
 
 
 def _describe(name, *args, **kwargs):
@@ -52,9 +51,12 @@ def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
+        in_dim = np.shape(W)[0]
+        check_input_size(name, inputs, -1, in_dim, f"(..., {in_dim})", "features on the last axis")
         return jnp.dot(inputs, W) + b
 
-    return _named(Layer(init_fun, apply_fun), _describe("Dense", out_dim))
+    name = _describe("Dense", out_dim)
+    return _named(Layer(init_fun, apply_fun), name)
 
 
 # ----- convolutions ----------------------------------------------------------------------------------
@@ -118,6 +120,7 @@ def _conv_layer(name, dimension_numbers, out_chan, filter_shape, strides, paddin
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
+        _check_conv_inputs(desc, inputs, W, lhs_spec, rhs_spec, groups)
         if transpose:
             out = lax.conv_transpose(inputs, W, strides, padding, rhs_dilation=rhs_dilation,
                                      dimension_numbers=dimension_numbers)
@@ -131,6 +134,17 @@ def _conv_layer(name, dimension_numbers, out_chan, filter_shape, strides, paddin
                      rhs_dilation=None if rhs_dilation == one else rhs_dilation,
                      feature_group_count=None if groups == 1 else groups)
     return _named(Layer(init_fun, apply_fun), desc)
+
+
+def _check_conv_inputs(name, inputs, W, lhs_spec, rhs_spec, groups):
+    """The inputs' rank and channels against the layout and the kernel the params hold."""
+    shape = np.shape(inputs)
+    if len(shape) != len(lhs_spec):
+        raise ValueError(f"{name} expected inputs of rank {len(lhs_spec)} (layout {lhs_spec}), got inputs of type "
+                         f"{describe_array(inputs)}.")
+    in_chan = np.shape(W)[rhs_spec.index("I")] * groups
+    pattern = "(" + ", ".join(str(in_chan) if c == "C" else c for c in lhs_spec) + ")"
+    check_input_size(name, inputs, lhs_spec.index("C"), in_chan, pattern, f"input channels (axis C of {lhs_spec})")
 
 
 def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID", W_init=None,

@@ -14,7 +14,7 @@ import core.numpy as jnp
 from core import lax, random
 from core.per_example import batch_coupled
 
-from .base import Layer
+from .base import Layer, describe_array, named
 from .initializers import normal, ones, zeros
 
 __all__ = ["BatchNorm", "LayerNorm", "GroupNorm", "Embedding"]
@@ -23,9 +23,17 @@ _MODES = ("train", "eval")
 
 
 def _named(lyr, name):
-    """Record the layer's display name (`nn.summary` shows it)."""
-    object.__setattr__(lyr, "name", name)
-    return lyr
+    """Record the layer's display name (`nn.summary` and errors show it)."""
+    return named(lyr, name)
+
+
+def _check_param_shape(layer, x, axes_shape, param_shape, what):
+    """The inputs' normalized (or feature) axes against the shape the affine params were made for."""
+    if tuple(axes_shape) != tuple(param_shape):
+        raise ValueError(f"{layer} expected inputs whose {what} have shape {tuple(param_shape)} (the shape its "
+                         f"params were made for), got inputs of type {describe_array(x)}, where they have shape "
+                         f"{tuple(axes_shape)}. Make the params for these inputs with init_fun(rng, input_shape) "
+                         "of their shape, or check the layer before this one.")
 
 
 def _axes(axis, ndim, layer):
@@ -111,6 +119,8 @@ def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=z
         beta, gamma = params
         axes = _axes(axis, x.ndim, "BatchNorm")
         keep = tuple(i for i in range(x.ndim) if i not in axes)
+        _check_param_shape("BatchNorm", x, [x.shape[i] for i in keep], np.shape(beta),
+                           f"feature axes (those not in axis={axis})")
         if state is not None:
             _check_state(state, tuple(x.shape[i] for i in keep))
         if mode == "eval":
@@ -189,6 +199,8 @@ def LayerNorm(axis=-1, epsilon=1e-5, center=True, scale=True, beta_init=zeros, g
     def apply_fun(params, x, **kwargs):
         beta, gamma = params
         axes = _axes(axis, x.ndim, "LayerNorm")
+        _check_param_shape("LayerNorm", x, [x.shape[i] for i in axes], np.shape(gamma),
+                           f"normalized axes (axis={axis})")
         mean = jnp.mean(x, axis=axes, keepdims=True)
         var = jnp.mean(lax.square(x - mean), axis=axes, keepdims=True)
         x_hat = (x - mean) * lax.rsqrt(var + epsilon)
@@ -225,7 +237,11 @@ def GroupNorm(num_groups=32, epsilon=1e-5, center=True, scale=True, beta_init=ze
 
     def apply_fun(params, x, **kwargs):
         beta, gamma = params
+        if x.ndim < 2:
+            raise ValueError(f"GroupNorm({num_groups}): inputs must be (batch, ..., channels), got inputs of type "
+                             f"{describe_array(x)}.")
         channels = x.shape[-1]
+        _check_param_shape(f"GroupNorm({num_groups})", x, [channels], np.shape(gamma), "channels (last axis)")
         if channels % num_groups:
             raise ValueError(f"GroupNorm: the number of channels ({channels}) must be a multiple of "
                              f"num_groups ({num_groups}).")

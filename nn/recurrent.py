@@ -11,7 +11,7 @@ in the order listed in each layer's docstring.
 import core.numpy as jnp
 from core import lax, random
 
-from .base import Layer
+from .base import Layer, check_input_size
 from .initializers import glorot_normal, zeros
 from .normalization import _named
 
@@ -44,6 +44,8 @@ def _recurrent_layer(name, hidden, gates, cell, W_init, U_init, b_init, carries=
     def apply_fun(params, x, **kwargs):
         if x.ndim < 2:
             raise TypeError(f"{name}: inputs must be (..., time, features), got shape {tuple(x.shape)}.")
+        n = params["W"].shape[0]
+        check_input_size(f"{name}({hidden})", x, -1, n, f"(batch, time, {n})", "features on the last axis")
         xw = jnp.dot(x, params["W"]) + params["b"]
         xw_by_time = jnp.moveaxis(xw, -2, 0)
         h0 = jnp.zeros(xw.shape[:-2] + (hidden,), xw.dtype)

@@ -15,13 +15,18 @@ state is an `OptimizerState`, a pytree whose leaves are arrays only (so it passe
 Optimizers are written for ONE array and lifted to pytrees by the `@optimizer` decorator: the
 decorated function returns `(init, update, get_params)` acting on a single array and its state
 (any pytree of arrays, e.g. a NamedTuple with named fields), and the decorator applies them leaf
-by leaf. Mismatched gradient trees and state structures are errors (docs/reliability.md F23, F24).
+by leaf. Mismatched gradient trees and state structures are errors (docs/reliability.md F23, F24),
+and so is a gradient leaf whose shape differs from its parameter's (the error names the leaf's
+path in the tree, e.g. `['w']`, and both shapes): broadcasting it would silently change the
+parameter's shape.
 """
 import functools
 from collections import namedtuple
 
+import numpy as np
+
 from core import tree_util
-from core.tree_util import tree_flatten, tree_unflatten
+from core.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 __all__ = ["Optimizer", "OptimizerState", "optimizer"]
 
@@ -77,6 +82,7 @@ def optimizer(opt_maker):
                     f"{grad_tree_def}. Pass the gradient of the loss with respect to exactly the parameters "
                     "given to init_fn.")
             states = [tree_unflatten(s, leaves) for s, leaves in zip(subtrees, packed)]
+            _check_leaf_shapes(grad_tree, grad_flat, [get_params(state) for state in states])
             new_states = [update(i, g, state) for g, state in zip(grad_flat, states)]
             new_packed, new_subtrees = _flatten_each(new_states)
             for old, new in zip(subtrees, new_subtrees):
@@ -96,6 +102,17 @@ def optimizer(opt_maker):
         return Optimizer(tree_init, tree_update, tree_get_params)
 
     return tree_opt_maker
+
+
+def _check_leaf_shapes(grad_tree, grad_flat, params_flat):
+    """Each gradient leaf must have its parameter's shape (shapes are static: no cost under jit)."""
+    for k, (g, p) in enumerate(zip(grad_flat, params_flat)):
+        if np.shape(g) != np.shape(p):
+            path = keystr(tree_flatten_with_path(grad_tree)[0][k][0]) or "(the root)"
+            raise ValueError(
+                f"optimizer update: the gradient for the parameter {path} has shape {np.shape(g)}, but the "
+                f"parameter has shape {np.shape(p)}. Each gradient leaf must have its parameter's shape: pass the "
+                "gradient of the loss with respect to exactly the parameters given to init_fn.")
 
 
 def _flatten_each(states):

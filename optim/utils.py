@@ -23,7 +23,7 @@ import core.numpy as jnp
 from core import lax
 from core.tree_util import tree_flatten, tree_map, tree_structure
 
-from .base import Optimizer, OptimizerState
+from .base import Optimizer, OptimizerState, _check_leaf_shapes
 
 __all__ = ["l2_norm", "clip_grads", "skip_nonfinite", "SkipNonfiniteState", "accumulate_gradients",
            "AccumulateGradientsState", "pack_optimizer_state", "unpack_optimizer_state",
@@ -161,6 +161,7 @@ def accumulate_gradients(opt, every_k):
                 f"tree structure with which it was initialized: parameter tree {sum_def} and grad tree "
                 f"{grads_def}. Pass the gradient of the loss with respect to exactly the parameters given "
                 "to init_fn.")
+        _check_leaf_shapes(grads, tree_flatten(grads)[0], tree_flatten(grad_sum)[0])  # before adding broadcasts
         grad_sum = tree_map(jnp.add, grad_sum, grads)
         apply = micro_step == every_k - 1
 

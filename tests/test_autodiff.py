@@ -578,7 +578,7 @@ def test_checking_leaks_reports_a_tracer_leaked_from_grad():
         leaked.append(y)
         return jnp.sin(y)
     with core.checking_leaks():
-        with pytest.raises(core.errors.LeakedTracerError, match=r"(?s)Leaked trace of f \(traced for linearize\).*JVPTracer f32\[\].*a list"):
+        with pytest.raises(core.errors.LeakedTracerError, match=r"(?s)Leaked trace of f \(traced for grad\).*JVPTracer f32\[\].*a list"):
             core.grad(f)(1.0)
         with pytest.raises(core.errors.LeakedTracerError, match="JVPTracer"):
             core.jvp(f, (1.0,), (1.0,))

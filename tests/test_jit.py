@@ -124,7 +124,7 @@ def test_boolean_conversion_of_a_tracer():  # F1
             return x
         return -x
     with pytest.raises(errors.TracerBoolConversionError,
-                       match=r"Attempted boolean conversion of traced array with shape bool\[\].*tracing the "
+                       match=r"(?s)Attempted boolean conversion of traced array with shape bool\[\].*tracing the "
                              r"function f for jit.*test_jit.py:\d+.*lax.cond or jnp.where.*static_argnums"):
         core.jit(f)(jnp.ones(3))
 

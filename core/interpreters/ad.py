@@ -25,7 +25,8 @@ import numpy as np
 from .. import dtypes, errors
 from ..avals import ShapedArray
 from ..config import config
-from ..trace import Trace, Tracer, current_trace, set_current_trace
+from ..trace import Trace, Tracer, current_trace, escaped_tracer_error, set_current_trace
+from ..traceback_util import user_source_info
 from ..ir import Literal
 from ..ir import intern as intern_jaxpr
 from .evaluation import eval_jaxpr, read_literal
@@ -122,6 +123,10 @@ class JVPTracer(Tracer):
     def __index__(self):
         return self.primal.__index__()
 
+    def concretization_context(self):
+        context = getattr(self.primal, "concretization_context", None)  # the primal may be traced too
+        return context() if context is not None else ""
+
     def __array__(self, dtype=None, copy=None):
         raise errors.TracerArrayConversionError(
             f"The numpy.ndarray conversion method __array__() was called on a value being differentiated "
@@ -159,9 +164,7 @@ class JVPTrace(Trace):
         if type(x) is JVPTracer and x._trace is self:
             return x.primal, x.tangent
         if isinstance(x, Tracer) and not getattr(x._trace, "alive", True):
-            raise errors.UnexpectedTracerError(
-                f"Encountered an unexpected tracer ({x.aval.str_short()}) from a transformation that has "
-                "already finished. Values must flow out of a transformed function through its return value.")
+            raise escaped_tracer_error(x)
         return x, Zero(tangent_aval(_aval(x)))
 
     def process_primitive(self, prim, args, params):
@@ -189,6 +192,7 @@ class JVPTrace(Trace):
         if type(tangent) is Zero and not dtypes.is_inexact(_aval(primal).dtype):
             return primal  # no derivative can reach an integer output; skip the wrapper
         t = JVPTracer(self, primal, tangent)
+        t.created_at = user_source_info()
         if self._leak_refs is not None:
             self._leak_refs.append(weakref.ref(t))
         return t

@@ -25,7 +25,8 @@ import weakref
 
 from .. import errors
 from ..config import config
-from ..trace import Trace, Tracer, current_trace, set_current_trace
+from ..trace import Trace, Tracer, current_trace, escaped_tracer_error, set_current_trace
+from ..traceback_util import user_source_info
 from ..ir import intern as intern_jaxpr
 from .evaluation import eval_jaxpr
 from .staging import check_leaks
@@ -130,16 +131,22 @@ class BatchTracer(Tracer):
             self._aval = aval
         return aval
 
-    def _concrete(self, what):
+    def _concrete(self, what, error=errors.ConcretizationTypeError):
+        if not self._trace.alive:
+            raise escaped_tracer_error(self)
         if self.batch_dim is None:
             return self.val  # every lane holds the same value: Python may look at it
-        raise errors.ConcretizationTypeError(
+        raise error(
             f"{what} was called on a batched value (shape {self.aval.str_short()} per example, "
-            f"{self._trace.axis.size} examples) while vmapping {self._trace.fun_name}: each example may "
-            "give a different answer. Use lax.cond, lax.select or jnp.where for a value-dependent choice.")
+            f"{self._trace.axis.size} examples) while vmapping {self._trace.fun_name}: each example may give a "
+            "different answer. Use lax.cond, lax.select or jnp.where for a value-dependent choice.")
+
+    def concretization_context(self):
+        return (f"\nThe error occurred while vmapping the function {self._trace.fun_name}: the value is batched "
+                f"({self._trace.axis.size} examples), and each example may have a different one.")
 
     def __bool__(self):
-        return bool(self._concrete("bool()"))
+        return bool(self._concrete("bool()", errors.TracerBoolConversionError))
 
     def __int__(self):
         return int(self._concrete("int()"))
@@ -151,9 +158,11 @@ class BatchTracer(Tracer):
         return complex(self._concrete("complex()"))
 
     def __index__(self):
-        return self._concrete("__index__()").__index__()
+        return self._concrete("__index__()", errors.TracerIntegerConversionError).__index__()
 
     def __array__(self, dtype=None, copy=None):
+        if not self._trace.alive:
+            raise escaped_tracer_error(self)
         raise errors.TracerArrayConversionError(
             f"The numpy.ndarray conversion method __array__() was called on a batched value (shape "
             f"{self.aval.str_short()} per example) while vmapping {self._trace.fun_name}. Use core.numpy "
@@ -177,6 +186,7 @@ def _aval_of(x):
 class BatchTrace(Trace):
     """Vectorized evaluation along one axis. Rules run with the enclosing trace (`parent`)
     current, so the batched computation is itself evaluated, staged or transformed again."""
+    purpose = "vmap"
 
     def __init__(self, parent, axis, fun_name="<fun>"):
         self.parent = parent
@@ -189,9 +199,7 @@ class BatchTrace(Trace):
         if type(x) is BatchTracer and x._trace is self:
             return x.val, x.batch_dim
         if isinstance(x, Tracer) and not getattr(x._trace, "alive", True):
-            raise errors.UnexpectedTracerError(
-                f"Encountered an unexpected tracer ({x.aval.str_short()}) from a transformation that has "
-                "already finished. Values must flow out of a transformed function through its return value.")
+            raise escaped_tracer_error(x)
         return x, None
 
     def process_primitive(self, prim, args, params):
@@ -219,6 +227,7 @@ class BatchTrace(Trace):
         if batch_dim is None:
             return val  # the same in every lane: no wrapper needed
         t = BatchTracer(self, val, batch_dim)
+        t.created_at = user_source_info()
         if self._leak_refs is not None:
             self._leak_refs.append(weakref.ref(t))
         return t

@@ -6,9 +6,7 @@ Values the function closes over (concrete Arrays, or tracers of an enclosing tra
 runs; a tracer of a finished trace that reaches a primitive is a leak (`UnexpectedTracerError`).
 """
 import gc
-import os
 import sys
-import traceback
 import types
 import weakref
 
@@ -17,15 +15,14 @@ import numpy as np
 from .. import errors
 from ..array import Array, to_array
 from ..config import config
-from ..ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from ..trace import Trace, Tracer, set_current_trace
-
-_CORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from ..ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, _Names, _pp_eqn
+from ..trace import Trace, Tracer, escaped_tracer_error, set_current_trace
+from ..traceback_util import _file_is_internal, user_source_info
 
 
 class JaxprTracer(Tracer):
     """A value of a function being staged: its abstract value and the variable that names it."""
-    __slots__ = ("_aval", "var", "created_at")
+    __slots__ = ("_aval", "var")
 
     def __init__(self, trace, aval, var, created_at=None):
         self._trace = trace
@@ -37,34 +34,42 @@ class JaxprTracer(Tracer):
     def aval(self):
         return self._aval
 
-    def _context(self):
-        t = self._trace
-        where = f" while tracing the function {t.fun_name}" + (f" for {t.purpose}" if t.purpose else "")
-        return where
-
+    # Python needs a concrete value: each conversion names itself and says where the value came from.
     def __bool__(self):
+        self._check_alive()
         raise errors.TracerBoolConversionError(
-            f"Attempted boolean conversion of traced array with shape {self.aval.str_short()}.{self._context()}"
-            f"{_origin(self)}. The value is not known at trace time. Use lax.cond or jnp.where for a "
-            "value-dependent choice, or mark the argument static (static_argnums / static_argnames).")
+            f"Attempted boolean conversion of traced array with shape {self.aval.str_short()}."
+            f"{self.concretization_context()}\nUse lax.cond or jnp.where for a value-dependent choice, "
+            "or mark the argument static (static_argnums / static_argnames).")
 
     def __index__(self):
+        self._check_alive()
         raise errors.TracerIntegerConversionError(
             f"The __index__() method was called on traced array with shape {self.aval.str_short()}."
-            f"{self._context()}{_origin(self)}. Use lax.dynamic_slice / jnp.take for indexing by a traced "
+            f"{self.concretization_context()}\nUse lax.dynamic_slice / jnp.take for indexing by a traced "
             "value, or mark the argument static (static_argnums).")
 
-    def __int__(self):
+    def _scalar_conversion(self, fun):
+        self._check_alive()
         raise errors.ConcretizationTypeError(
-            f"int() was called on traced array with shape {self.aval.str_short()}.{self._context()}{_origin(self)}. "
-            "Mark the argument static (static_argnums) if its value must be known at trace time.")
+            f"{fun}() was called on traced array with shape {self.aval.str_short()}."
+            f"{self.concretization_context()}\nMark the argument static (static_argnums) if its value must be "
+            f"known at trace time; to change the dtype of a traced value use x.astype(...) instead of {fun}().")
 
-    __float__ = __complex__ = __int__
+    def __int__(self):
+        self._scalar_conversion("int")
+
+    def __float__(self):
+        self._scalar_conversion("float")
+
+    def __complex__(self):
+        self._scalar_conversion("complex")
 
     def __array__(self, dtype=None, copy=None):
+        self._check_alive()
         raise errors.TracerArrayConversionError(
             f"The numpy.ndarray conversion method __array__() was called on traced array with shape "
-            f"{self.aval.str_short()}.{self._context()}{_origin(self)}. Use core.numpy (jnp) functions inside "
+            f"{self.aval.str_short()}.{self.concretization_context()}\nUse core.numpy (jnp) functions inside "
             "transformed functions instead of numpy functions.")
 
     def __hash__(self):
@@ -73,6 +78,89 @@ class JaxprTracer(Tracer):
     def __repr__(self):
         return f"Traced<{self.aval.str_short()}>with<{self._trace.purpose or 'staging'}>"
 
+    def _check_alive(self):
+        if not self._trace.alive:
+            raise escaped_tracer_error(self)
+
+    def concretization_context(self):
+        """Sentences for an error about this value's concreteness: the function being traced (and
+        its definition's file:line) and what the value depends on (the arguments, or the operations
+        on constants that it comes from)."""
+        trace = self._trace
+        where = _traced_function_source(trace)
+        text = (f"\nThe error occurred while tracing the function {trace.fun_name}"
+                + (f" for {trace.purpose}" if trace.purpose else "")
+                + (f" (defined at {where})" if where else "") + ".")
+        args, origins = _progenitors(self)
+        if args:
+            plural = "s" if len(args) > 1 else ""
+            listed = args[0] if len(args) == 1 else ", ".join(args[:-1]) + " and " + args[-1]
+            return text + (f" This value is not known while tracing because it depends on the value{plural} "
+                           f"of the argument{plural} {listed}.")
+        if origins:
+            names = _Names()  # one naming for all, so the listed operations' variables stay apart
+            lines = [f"  operation {_pp_eqn(eqn, names)}\n    from line {eqn.source_info or 'unknown'}"
+                     for eqn in origins[:_MAX_ORIGINS]]
+            more = "\n\nAdditional originating lines are not shown." if len(origins) > _MAX_ORIGINS else ""
+            return text + (" This value does not depend on the function's arguments, but it was computed by "
+                           "traced operations (inside a transformation every operation is staged, even on "
+                           "constants). It comes from these operations:\n\n" + "\n\n".join(lines) + more)
+        return text
+
+
+_MAX_ORIGINS = 5
+
+
+def _argument_description(trace, var, position):
+    name = trace.invar_names.get(var)
+    return name if name is not None else f"#{position} (flattened)"
+
+
+def _progenitors(tracer):
+    """What a value of a staging trace depends on: `(argument names, originating equations)`.
+
+    Walks the trace's equations backwards from the value. Arguments of enclosing staging traces
+    that reach it through closed-over tracers count too ("y of g"). The originating equations are
+    those of the value's history whose inputs are only constants and literals, in program order.
+    """
+    trace, active = tracer._trace, {tracer.var}
+    computed = set(trace.invars)
+    for eqn in trace.eqns:
+        computed.update(eqn.outvars)
+    origins = []
+    for eqn in reversed(trace.eqns):
+        if not any(v in active for v in eqn.outvars):
+            continue
+        active.difference_update(eqn.outvars)
+        ins = [v for v in eqn.invars if isinstance(v, Var)]
+        active.update(ins)
+        if not any(v in computed for v in ins):
+            origins.append(eqn)
+    origins.reverse()
+    args = [_argument_description(trace, v, i) for i, v in enumerate(trace.invars) if v in active]
+    for var, const in zip(trace.constvars, trace.consts):
+        if var in active and isinstance(const, JaxprTracer) and const._trace.alive and const._trace is not trace:
+            outer_args, outer_origins = _progenitors(const)
+            args += [f"{a} of {const._trace.fun_name}" for a in outer_args]
+            origins += [e for e in outer_origins if e not in origins]
+    return args, origins
+
+
+def _traced_function_source(trace):
+    """'file:line' where the user's function that `trace` is tracing was defined, found on the
+    stack (the outermost frame outside core/ above `trace_to_jaxpr`'s frame for `trace`)."""
+    frame, candidate = sys._getframe(1), None
+    while frame is not None:
+        if frame.f_code is trace_to_jaxpr.__code__:
+            if frame.f_locals.get("trace") is trace:
+                break
+        elif not _file_is_internal(frame.f_code.co_filename):
+            candidate = frame.f_code
+        frame = frame.f_back
+    if frame is None or candidate is None:
+        return None
+    return f"{candidate.co_filename}:{candidate.co_firstlineno}"
+
 
 def _origin(tracer):
     if tracer.var is not None and tracer.var in tracer._trace.invar_names:
@@ -80,14 +168,6 @@ def _origin(tracer):
     if tracer.created_at:
         return f" (created at {tracer.created_at})"
     return ""
-
-
-def user_frame():
-    """'file:line (function)' of the innermost stack frame outside purenn's core."""
-    for frame in reversed(traceback.extract_stack()):
-        if not frame.filename.startswith(_CORE_DIR):
-            return f"{frame.filename}:{frame.lineno} ({frame.name})"
-    return None
 
 
 class StagingTrace(Trace):
@@ -119,12 +199,7 @@ class StagingTrace(Trace):
             return x.var
         if isinstance(x, Tracer):
             if not getattr(x._trace, "alive", True):
-                raise errors.UnexpectedTracerError(
-                    f"Encountered an unexpected tracer: an intermediate value with type {x.aval.str_short()} "
-                    f"escaped the scope of the transformation that created it (tracing {x._trace.fun_name}"
-                    f"{' for ' + x._trace.purpose if x._trace.purpose else ''}){_origin(x)}. Values must "
-                    "flow out of a transformed function through its return value, not through globals, "
-                    "lists or attributes.")
+                raise escaped_tracer_error(x)
             return self._const(x)  # a value of an enclosing trace: closed over
         if type(x) is not Array:
             x = to_array(x)
@@ -142,18 +217,18 @@ class StagingTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         if not self.alive:
-            raise errors.UnexpectedTracerError(f"the trace of {self.fun_name} has already finished")
+            raise errors.UnexpectedTracerError(
+                f"The trace of {self.fun_name}{' for ' + self.purpose if self.purpose else ''} has already "
+                "finished, but an operation was applied under it: a function that captured this trace's values "
+                "ran after the transformation returned. Values must leave a transformed function through its "
+                "return value.")
         invars = [self.to_atom(a) for a in args]
         out = prim.abstract_eval(*[v.aval for v in invars], **params)
         out_avals = list(out) if prim.multiple_results else [out]
-        where = None
-        outs = [JaxprTracer(self, a, Var(a)) for a in out_avals]
-        if outs:
-            where = user_frame()
-            for t in outs:
-                t.created_at = where
-            if self._leak_refs is not None:
-                self._leak_refs.extend(weakref.ref(t) for t in outs)
+        where = user_source_info()
+        outs = [JaxprTracer(self, a, Var(a), where) for a in out_avals]
+        if self._leak_refs is not None:
+            self._leak_refs.extend(weakref.ref(t) for t in outs)
         self.eqns.append(JaxprEqn(prim, invars, [t.var for t in outs], params, where))
         return outs if prim.multiple_results else outs[0]
 

@@ -23,3 +23,7 @@ def _register_ad_ops():
 
 
 _register_ad_ops()
+
+from .. import traceback_util as _traceback_util  # noqa: E402
+_traceback_util.boundaries_for_namespace(globals())
+_traceback_util.boundaries_for_namespace(linalg.__dict__)

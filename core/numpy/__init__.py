@@ -34,3 +34,9 @@ for _name in ("_astype", "_reshape_method", "_transpose_method", "_view"):
         globals()[_name] = getattr(_manipulation, _name)
 
 _array_methods.install_all()
+
+from .. import traceback_util as _traceback_util  # noqa: E402
+_traceback_util.boundaries_for_namespace(globals())
+_traceback_util.boundaries_for_namespace(linalg.__dict__)
+_traceback_util.boundaries_for_namespace(fft.__dict__)
+_traceback_util.boundaries_for_methods(_indexing._IndexUpdateRef)  # x.at[i].set(...) and friends

@@ -1,12 +1,16 @@
 """NumPy-style methods and operators for `core.Array` and tracers, defined once for both.
 
 Each method forwards to the `core.numpy` function of the same meaning, looked up when called, so
-a function added to `core.numpy` later is picked up without touching this table.
+a function added to `core.numpy` later is picked up without touching this table. Each is a public
+entry point (its errors show the user's frames only, see core/traceback_util.py): it calls the
+plain function behind `core.numpy`'s entry-point wrapper and filters in its own frame, so an
+operator costs no extra call layer.
 """
 import numpy as np
 
 from ..array import Array
 from ..trace import Tracer
+from ..traceback_util import filter_exception, register_boundary, unwrap_boundary
 
 # operator -> (core.numpy function name, whether the operands are swapped)
 _BINARY_OPERATORS = {
@@ -48,7 +52,7 @@ class _Lazy:
     def get(self):
         fn = self.fn
         if fn is None:
-            fn = self.fn = getattr(_jnp(), self.name)
+            fn = self.fn = unwrap_boundary(getattr(_jnp(), self.name))
         return fn
 
 
@@ -56,9 +60,13 @@ def _forward(fname):
     lazy = _Lazy(fname)
 
     def method(self, *args, **kwargs):
-        return (lazy.fn or lazy.get())(self, *args, **kwargs)
+        try:
+            return (lazy.fn or lazy.get())(self, *args, **kwargs)
+        except Exception as e:
+            filter_exception(e)
+            raise
     method.__name__ = fname
-    return method
+    return register_boundary(method)
 
 
 def _binary_op(fname, swap):
@@ -67,13 +75,21 @@ def _binary_op(fname, swap):
         def op(self, other):
             if type(other) not in _FAST_OPERANDS and not _accepts(other):
                 return NotImplemented
-            return (lazy.fn or lazy.get())(other, self)
+            try:
+                return (lazy.fn or lazy.get())(other, self)
+            except Exception as e:
+                filter_exception(e)
+                raise
     else:
         def op(self, other):
             if type(other) not in _FAST_OPERANDS and not _accepts(other):
                 return NotImplemented
-            return (lazy.fn or lazy.get())(self, other)
-    return op
+            try:
+                return (lazy.fn or lazy.get())(self, other)
+            except Exception as e:
+                filter_exception(e)
+                raise
+    return register_boundary(op)
 
 
 _FAST_OPERANDS = frozenset([Array, bool, int, float, complex])
@@ -84,11 +100,24 @@ def _accepts(other):
 
 
 def _property(fname):
-    return property(lambda self: getattr(_jnp(), fname)(self))
+    lazy = _Lazy(fname)
+
+    def getter(self):
+        try:
+            return (lazy.fn or lazy.get())(self)
+        except Exception as e:
+            filter_exception(e)
+            raise
+    return property(register_boundary(getter))
 
 
+@register_boundary
 def _getitem(self, idx):
-    return _jnp()._rewriting_take(self, idx)
+    try:
+        return _jnp()._rewriting_take(self, idx)
+    except Exception as e:
+        filter_exception(e)
+        raise
 
 
 def _at(self):

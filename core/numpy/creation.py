@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, errors
 from ..array import Array, asarray_device, scalar_array
 from ..trace import Tracer
 from .. import lax
@@ -131,16 +131,19 @@ def full(shape, fill_value, dtype=None, *, device=None):
 
 def zeros(shape, dtype=None, *, device=None):
     """An array of zeros. Example: `jnp.zeros((2, 3))` has dtype float32."""
+    shape = _canonical_shape(shape, "zeros")
     return full(shape, 0, dtypes.check_user_dtype(dtype, "zeros") or dtypes.default_float_dtype(), device=device)
 
 
 def ones(shape, dtype=None, *, device=None):
     """An array of ones. Example: `jnp.ones(3, jnp.int32)`."""
+    shape = _canonical_shape(shape, "ones")
     return full(shape, 1, dtypes.check_user_dtype(dtype, "ones") or dtypes.default_float_dtype(), device=device)
 
 
 def empty(shape, dtype=None, *, device=None):
     """Like `zeros`: arrays are immutable, so there is nothing to gain from uninitialized memory."""
+    shape = _canonical_shape(shape, "empty")
     return zeros(shape, dtype, device=device)
 
 
@@ -184,10 +187,9 @@ def empty_like(prototype, dtype=None, shape=None, *, device=None):
     return zeros_like(prototype, dtype, shape, device=device)
 
 
-def _concrete(x, fun_name, what):
+def _concrete(x, fun_name, what, expected="a Python number"):
     if isinstance(x, Tracer):
-        raise TypeError(f"{fun_name} requires a concrete value for {what}, got a traced value. Shapes must be "
-                        "static: pass a Python number, or use lax.iota/jnp.linspace with static sizes.")
+        raise errors.static_value_error(f"core.numpy.{fun_name}", what, x, expected)
     if isinstance(x, Array):
         return x.item() if x.ndim == 0 else np.asarray(x)
     return x
@@ -332,7 +334,7 @@ def _diagonal_mask(N, M, k, fun_name):
 
 
 def _static_int(x, fun_name, what):
-    return operator.index(_concrete(x, fun_name, what))
+    return operator.index(_concrete(x, fun_name, what, "a Python int"))
 
 
 def eye(N, M=None, k=0, dtype=None, *, device=None):
@@ -506,16 +508,30 @@ def frombuffer(buffer, dtype=float, count=-1, offset=0):
     return array(value, dtype=dtypes.check_user_dtype(dtype, "frombuffer"))
 
 
-def _canonical_shape(shape, fun_name):
+def _canonical_shape(shape, fun_name, what="shape"):
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
+    elif isinstance(shape, Tracer) and shape.ndim == 0:
+        shape = (shape,)
     try:
-        shape = tuple(int(operator.index(d)) for d in shape)
+        shape = tuple(_static_dim(d, fun_name, what) for d in shape)
+    except errors.ConcretizationTypeError:
+        raise
     except TypeError:
         raise TypeError(f"{fun_name}: shape must be an int or a sequence of ints, got {shape!r}") from None
     if any(d < 0 for d in shape):
         raise ValueError(f"{fun_name}: negative dimensions are not allowed, got shape {shape}")
     return shape
+
+
+def _static_dim(d, fun_name, what):
+    """One dimension as a Python int; a traced one is an error naming the public function."""
+    try:
+        return int(operator.index(d))
+    except TypeError:
+        if isinstance(d, Tracer):
+            raise errors.static_value_error(f"core.numpy.{fun_name}", what, d) from None
+        raise
 
 
 def operator_index(d):

@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, errors
 from .. import lax
 from ..array import Array
 from ..trace import Tracer
@@ -47,7 +47,7 @@ def _shape_arg(shape, fun_name="reshape", what="shape"):
     dims = shape if isinstance(shape, (tuple, list)) else (shape,)
     for d in dims:
         if isinstance(d, Tracer):  # shapes are static: say so, rather than fail in __index__
-            _concrete_ints(d, fun_name, what)
+            raise errors.static_value_error(f"core.numpy.{fun_name}", what, d)
     if isinstance(shape, (int, np.integer)) or (hasattr(shape, "ndim") and shape.ndim == 0):
         return (operator.index(shape),)
     return tuple(operator.index(d) for d in shape)
