@@ -249,6 +249,7 @@ def scalar_array(x, dtype=None, weak_type=None):
         value = _scalar_host_value(x, pytype, dtype)
         value.flags.writeable = False  # the device buffer may then share its memory: it is never donated
         arr = asarray_device(value, weak_type=weak_type)
+        arr._npy = value  # the host value, for reads and for `new_scalar_array`
         if len(_scalar_cache) > 1024 or len(_scalar_cache_keys) > 1024:
             _scalar_cache.clear()
             _scalar_cache_keys.clear()
@@ -267,15 +268,10 @@ def new_scalar_array(x, dtype=None, weak_type=None):
         >>> a is b, a
         (False, Array(2., dtype=float32, weak_type=True))
     """
-    pytype = _python_scalar_type(x)
-    x = pytype(x)
-    if weak_type is None:
-        weak_type = pytype is not bool
+    cached = scalar_array(x, dtype, weak_type)  # its host value and aval: checked and converted once
     # a writeable host value is copied to the device (`_buffers.put`): the buffer is the device's
     # own, so donating it really hands its memory to the program
-    value = _scalar_host_value(x, pytype, dtype)
-    aval = ShapedArray((), value.dtype, weak_type)
-    return Array(_buffers.put(value, aval), aval)
+    return Array(_buffers.put(cached._npy.copy(), cached.aval), cached.aval)
 
 
 def is_cached_buffer(buf):
