@@ -8,7 +8,8 @@ enclosing jit, later grad/vmap) the same primitive is recorded or transformed li
 Python side effects in `f` therefore run only while tracing, once per new signature.
 
 `jit(f, donate_argnums=...)` lets the program reuse donated argument buffers for outputs of the same
-shape and dtype (XLA input/output aliasing); a donated Array is deleted by the call. With
+shape and dtype (XLA input/output aliasing); a donated Array is deleted by the call (a buffer the
+scalar-operand cache holds is never given away: a copy is donated instead). With
 `debug_nans`/`debug_infs` set, a jitted call whose result holds a NaN/Inf is re-run op by op
 (`nan_rerun_rules`) so the error names the first primitive that produced it. Errors leaving
 `jit`, `make_jaxpr` and `eval_shape` have purenn's internal frames removed (`traceback_util`).
@@ -26,7 +27,7 @@ import weakref
 import numpy as np
 
 from . import dispatch, dtypes, traceback_util
-from .array import Array, asarray_device, device_put
+from .array import Array, asarray_device, copy_array, device_put, is_cached_buffer
 from .avals import ShapedArray, ShapeDtypeStruct
 from .config import config
 from .interpreters import ad, batching, lowering, partial_eval
@@ -470,7 +471,7 @@ class _JitFunction(_JitBase):
             if self.device is not None:
                 consts, flat = device_put(list(consts), self.device), device_put(flat, self.device)
             if self.donate_argnums:
-                donated = self._donated_invars(args, consts, flat)
+                donated, flat = self._donated_invars(args, consts, flat)
                 outs = jit_p.bind(*consts, *flat, name=self._name_param, jaxpr=program, donated_invars=donated)
             else:
                 outs = jit_p.bind(*consts, *flat, name=self._name_param, jaxpr=program)
@@ -501,8 +502,12 @@ class _JitFunction(_JitBase):
                 self._fast.pop(next(iter(self._fast)))
 
     def _donated_invars(self, args, consts, flat):
-        """A bool per program input: the Array leaves of the arguments in `donate_argnums`.
-        Donating one array twice, or as a donated and a kept argument, is an error (F29)."""
+        """A bool per program input (the Array leaves of the arguments in `donate_argnums`), and
+        `flat` to pass instead: a donated Array whose buffer a cache holds is replaced by a copy,
+        so that the cache's buffer is never deleted (docs/design.md, "Donation and shared
+        buffers"). Donating one buffer twice, or as a donated and a kept argument, is an error
+        (F29); buffers are compared, not Array objects (`device_put` to an array's own device
+        gives a second Array of the same buffer)."""
         n = len(args)
         donate = {i if i >= 0 else n + i for i in self.donate_argnums}
         static = {i if i >= 0 else n + i for i in self.static_argnums}
@@ -513,19 +518,20 @@ class _JitFunction(_JitBase):
         mask.extend([False] * (len(consts) + len(flat) - len(mask)))
         values = list(consts) + list(flat)
         mask = [m and type(x) is Array for m, x in zip(mask, values, strict=True)]
-        donated_ids = {}
+        values = [copy_array(x) if m and is_cached_buffer(x._buf) else x for m, x in zip(mask, values)]
+        donated_bufs = {}
         for m, x in zip(mask, values):
             if m:
-                if id(x) in donated_ids:
+                if id(x._buf) in donated_bufs:
                     raise RuntimeError(f"{self.fun_name}: the same Array ({x.aval.str_short()}) is donated twice; "
                                        "a buffer can be donated once per call.")
-                donated_ids[id(x)] = x
+                donated_bufs[id(x._buf)] = x
         for m, x in zip(mask, values):
-            if not m and id(x) in donated_ids:
+            if not m and type(x) is Array and id(x._buf) in donated_bufs:
                 raise RuntimeError(f"{self.fun_name}: an Array ({x.aval.str_short()}) is passed both as a donated "
                                    "argument and as another argument (or closed over); the donated buffer would be "
                                    "reused while still read. Pass a copy, or do not donate it.")
-        return tuple(mask)
+        return tuple(mask), values[len(consts):]
 
     @traceback_util.api_boundary
     def trace(self, *args, **kwargs):
@@ -536,7 +542,7 @@ class _JitFunction(_JitBase):
     def lower(self, *args, **kwargs):
         """Lower for these arguments: `.as_text()` is the StableHLO module, `.compile()` compiles it."""
         (closed, program, consts, out_tree), flat = self._lookup(args, kwargs)
-        donated = self._donated_invars(args, consts, flat) if self.donate_argnums else None
+        donated = self._donated_invars(args, consts, flat)[0] if self.donate_argnums else None
         return Lowered(self, closed, program, consts, out_tree, donated)
 
     def __get__(self, obj, objtype=None):
@@ -619,14 +625,15 @@ class Lowered:
             exe = _executable.compile_module_with_callbacks(text, self._program.out_avals, device, callbacks)
         else:
             exe = _executable.compile_module(text, self._program.out_avals, device)
-        return Compiled(exe, self._consts, self._out_tree, self._program.in_avals)
+        return Compiled(exe, self._consts, self._out_tree, self._program.in_avals, self._donated)
 
 
 class Compiled:
     """An executable for one signature; call it with arguments of that signature."""
 
-    def __init__(self, exe, consts, out_tree, in_avals):
+    def __init__(self, exe, consts, out_tree, in_avals, donated=None):
         self._exe, self._consts, self._out_tree, self._in_avals = exe, consts, out_tree, in_avals
+        self._donated = donated
 
     def __call__(self, *args, **kwargs):
         from .array import to_array
@@ -635,6 +642,9 @@ class Compiled:
         for a, expected in zip(arrays, self._in_avals, strict=True):
             if a.aval.shape != expected.shape or a.aval.dtype != expected.dtype:
                 raise TypeError(f"Compiled function expects {expected.str_short()}, got {a.aval.str_short()}")
+        if self._donated:  # never a cached buffer (a Python scalar argument is one): donate a copy
+            arrays = [copy_array(a) if d and is_cached_buffer(a._buf) else a
+                      for a, d in zip(arrays, self._donated, strict=True)]
         outs = self._exe([a._buf for a in arrays])
         return tree_unflatten(self._out_tree, [Array(b, a) for b, a in zip(outs, self._exe.out_avals, strict=True)])
 

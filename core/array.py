@@ -135,10 +135,11 @@ class Array:
         return (_reconstruct, (np.asarray(self._value()), self.aval.weak_type))
 
     def __copy__(self):
-        return self
+        # as in JAX: a copy owns its buffer, so donating one leaves the other usable
+        return copy_array(self)
 
     def __deepcopy__(self, memo):
-        return self
+        return copy_array(self)
 
     # ----- devices ----------------------------------------------------------------------
     def devices(self):
@@ -164,6 +165,7 @@ class Array:
         return self._buf.is_deleted()
 
     def delete(self):
+        _forget_cached(self._buf)
         self._buf.delete()
 
     def copy_to_host_async(self):
@@ -205,33 +207,118 @@ def to_array(x):
 
 
 _SCALAR_TYPES = (bool, int, float, complex)
+
+# Python scalar operands as device arrays, per (value, dtype): `x * 2.0` is a common eager pattern.
+# These arrays are operands only: a function that hands an array to the user makes a new one
+# (`new_scalar_array`), because a user may donate or delete what it is given, and a deleted cached
+# buffer would break every later use of that constant (docs/design.md, "Donation and shared
+# buffers"). `_scalar_cache_keys` maps id(buffer) -> key, so that donation and `delete()` can tell a
+# cached buffer (`is_cached_buffer`) without scanning the cache.
 _scalar_cache = {}
+_scalar_cache_keys = {}
+
+
+def _scalar_host_value(x, pytype, dtype):
+    """`x` (of Python type `pytype`) as a 0-d ndarray of `dtype` (default: the scalar's canonical
+    dtype); an int out of the dtype's range is an OverflowError, as in JAX."""
+    dt = dtypes.scalar_type_default(pytype) if dtype is None else dtypes.canonicalize_dtype(dtype)
+    if pytype is int and dtypes.is_int(dt):
+        info = np.iinfo(dt)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
+    return np.array(x, dtype=dt)
+
+
+def _python_scalar_type(x):
+    pytype = type(x)
+    if pytype not in _SCALAR_TYPES:
+        pytype = bool if isinstance(x, bool) else int if isinstance(x, int) else float if isinstance(x, float) else complex
+    return pytype
 
 
 def scalar_array(x, dtype=None, weak_type=None):
     """A device Array holding the Python scalar `x`, as `dtype` (default: the scalar's canonical
-    dtype, weakly typed). Scalars are common operands (`x * 2.0`), so device copies are cached."""
+    dtype, weakly typed), from a cache: for primitive operands only, never returned to a user
+    (`new_scalar_array` makes one that is)."""
     pytype = type(x)
     if pytype not in _SCALAR_TYPES:
-        pytype = bool if isinstance(x, bool) else int if isinstance(x, int) else float if isinstance(x, float) else complex
+        pytype = _python_scalar_type(x)
         x = pytype(x)
     if weak_type is None:
         weak_type = pytype is not bool
     key = (pytype, x if pytype is not float else x.hex(), dtype, weak_type, dtypes.config.enable_x64)
     arr = _scalar_cache.get(key)
     if arr is None:
-        dt = dtypes.scalar_type_default(pytype) if dtype is None else dtypes.canonicalize_dtype(dtype)
-        if pytype is int and dtypes.is_int(dt):
-            info = np.iinfo(dt)
-            if not info.min <= x <= info.max:
-                raise OverflowError(f"Python int {x} too large to convert to {dt.name}")
-        value = np.array(x, dtype=dt)
-        value.flags.writeable = False
+        value = _scalar_host_value(x, pytype, dtype)
+        value.flags.writeable = False  # the device buffer may then share its memory: it is never donated
         arr = asarray_device(value, weak_type=weak_type)
-        if len(_scalar_cache) > 1024:
+        arr._npy = value  # the host value, for reads and for `new_scalar_array`
+        if len(_scalar_cache) > 1024 or len(_scalar_cache_keys) > 1024:
             _scalar_cache.clear()
+            _scalar_cache_keys.clear()
         _scalar_cache[key] = arr
+        _scalar_cache_keys[id(arr._buf)] = key
     return arr
+
+
+def new_scalar_array(x, dtype=None, weak_type=None):
+    """Like `scalar_array`, but a new Array with its own buffer: what functions that return a
+    Python scalar as an array to the user (`jnp.array(2.0)`, `jnp.zeros(())`) give.
+
+    Example:
+        >>> from core.array import new_scalar_array
+        >>> a, b = new_scalar_array(2.0), new_scalar_array(2.0)
+        >>> a is b, a
+        (False, Array(2., dtype=float32, weak_type=True))
+    """
+    cached = scalar_array(x, dtype, weak_type)  # its host value and aval: checked and converted once
+    # a writeable host value is copied to the device (`_buffers.put`): the buffer is the device's
+    # own, so donating it really hands its memory to the program
+    return Array(_buffers.put(cached._npy.copy(), cached.aval), cached.aval)
+
+
+def is_cached_buffer(buf):
+    """Whether the scalar-operand cache holds `buf` (a jaxlib buffer): such a buffer must not be
+    donated or deleted. A stale entry of `_scalar_cache_keys` (its array was dropped by
+    `core.clear_caches()`) fails the identity check, so it never gives a false answer.
+
+    Example:
+        >>> from core.array import is_cached_buffer, scalar_array
+        >>> is_cached_buffer(scalar_array(2.0)._buf), is_cached_buffer(jnp.array(2.0)._buf)
+        (True, False)
+    """
+    key = _scalar_cache_keys.get(id(buf))
+    if key is None:
+        return False
+    arr = _scalar_cache.get(key)
+    return arr is not None and arr._buf is buf
+
+
+def _forget_cached(buf):
+    """Drop `buf` from the scalar-operand cache, if it holds it (before the buffer is deleted)."""
+    if is_cached_buffer(buf):
+        _scalar_cache.pop(_scalar_cache_keys.pop(id(buf), None), None)  # pop: another thread may clear
+
+
+def copy_array(x):
+    """A new Array equal to `x` (same aval and device) with its own buffer: a device-side copy,
+    no host round trip and no program to compile. `jnp.copy` and `copy.copy` end here eagerly
+    (a ShardedArray's copy is of its gathered value: a plain Array).
+
+    Example:
+        >>> from core.array import copy_array
+        >>> x = jnp.arange(3.0)
+        >>> y = copy_array(x)
+        >>> x.delete()
+        >>> y
+        Array([0., 1., 2.], dtype=float32)
+    """
+    try:
+        buf = _buffers.copy(x._buf)
+    except RuntimeError:
+        x._raise_if_deleted()
+        raise
+    return Array(buf, x.aval, x._device)
 
 
 _scalar_array = scalar_array
@@ -247,9 +334,12 @@ def device_put(x, device=None):
 
     def put_one(v):
         if isinstance(v, Array):
+            # to the device it is on: the same buffer (as JAX's device_put, which may alias)
             if device is None or device == v.device:
                 return v if device is None or v._device is device else Array(v._buf, v.aval, device)
             return asarray_device(v._value(), weak_type=v.aval.weak_type, device=device)
+        if device is None and type(v) in _SCALAR_TYPES:
+            return new_scalar_array(v)  # its own buffer, not the operand cache's: the user may donate it
         arr = to_array(v)
         if device is None:
             return arr

@@ -3,7 +3,7 @@
 `tu.check_vmap` compares `vmap(f)` with `f` applied to each example and stacked, for batch sizes
 10 and 0 and every position of the batch axis (docs/reliability.md N5). Primitives covered, by name:
 convert_element_type_p broadcast_in_dim_p reshape_p bitcast_convert_type_p squeeze_p transpose_p
-rev_p pad_p concatenate_p slice_p dynamic_slice_p dynamic_update_slice_p stop_gradient_p, and
+rev_p pad_p concatenate_p slice_p dynamic_slice_p dynamic_update_slice_p stop_gradient_p copy_p, and
 iota_p, which has no operands and so is never batched (it is applied directly under vmap).
 """
 import numpy as np
@@ -34,6 +34,11 @@ def test_convert_element_type(rng, shape):
 
 def test_stop_gradient(rng):
     tu.check_vmap(lambda x: lax.stop_gradient(x) * 2.0, [_floats(rng, (3, 2))])
+
+
+def test_copy(rng):
+    from core.lax.structural import copy_p
+    tu.check_vmap(lambda x: copy_p.bind(x) * 2.0, [_floats(rng, (3, 2))])
 
 
 # ----- bitcast_convert_type ------------------------------------------------------------------------

@@ -9,8 +9,10 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..array import scalar_array
+from ..array import Array, copy_array, new_scalar_array, scalar_array
 from ..avals import ShapedArray
+from ..trace import EvalTrace, Primitive
+from ..trace import _state as _trace_state
 from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array
 from ._base import (ANY, NUMBER, aval_of, check_dtype_accepted, deflinear, defnondiff, defvectorized,
@@ -990,6 +992,46 @@ defnondiff(stop_gradient_p)
 defvectorized(stop_gradient_p)
 
 
+# ----- copy -------------------------------------------------------------------------------------
+
+def _array_copy(x):
+    """A copy of `x` that owns its device buffer (what `jnp.array(x)`, `jnp.copy(x)` and
+    `x.copy()` return), so that donating one of the two leaves the other usable.
+
+    Example:
+        >>> from core.lax.structural import _array_copy
+        >>> x = jnp.arange(3)
+        >>> y = _array_copy(x)
+        >>> y is x, y
+        (False, Array([0, 1, 2], dtype=int32))
+    """
+    return copy_p.bind(x)
+
+
+class _CopyPrimitive(Primitive):
+    """Eagerly, copying an Array is a device-side buffer copy (no program to compile per shape).
+    Traced, `copy` is an equation whose lowering is the identity: inside a program a copy has no
+    meaning, and XLA gives each output of a program its own buffer anyway."""
+
+    def bind(self, *args, **params):
+        if _trace_state.trace.__class__ is EvalTrace and len(args) == 1 and isinstance(args[0], Array):
+            return copy_array(args[0])
+        return super().bind(*args, **params)
+
+
+def _copy_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return copy_p.bind(x), t if type(t) is ad.Zero else copy_p.bind(t)
+
+
+copy_p = _CopyPrimitive("copy")
+copy_p.def_abstract_eval(lambda x: x)
+lowering.register(copy_p, lambda ctx, x: x)
+ad.jvp_rules[copy_p] = _copy_jvp
+ad.transpose_rules[copy_p] = lambda ct, x: [copy_p.bind(ct)]
+defvectorized(copy_p)
+
+
 # ----- derived helpers (no primitives of their own) -----------------------------------------------
 
 def full(shape, fill_value, dtype=None):
@@ -1007,6 +1049,10 @@ def full(shape, fill_value, dtype=None):
     weak = dtype is None and (fill_aval.weak_type if fill_aval is not None else type(fill_value) is not bool)
     dtype = dtypes.canonicalize_dtype(dtype if dtype is not None else dtypes.dtype(fill_value))
     if fill_aval is None:
+        # a 0-d result is this array itself (the broadcast below is the identity): it must be a
+        # new one, not the operand cache's, which a user who donates it would delete
+        if not shape:
+            return new_scalar_array(fill_value, dtype, weak_type=weak)
         value = scalar_array(fill_value, dtype, weak_type=weak)
     else:
         value = convert_element_type(fill_value, dtype, weak_type=weak)

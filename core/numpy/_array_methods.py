@@ -27,7 +27,7 @@ _UNARY_OPERATORS = {"neg": "negative", "pos": "positive", "abs": "absolute", "in
 _METHODS = {
     "all": "all", "any": "any", "argmax": "argmax", "argmin": "argmin", "argpartition": "argpartition",
     "argsort": "argsort", "astype": "_astype", "choose": "choose", "clip": "clip", "compress": "compress",
-    "conj": "conjugate", "conjugate": "conjugate", "cumprod": "cumprod", "cumsum": "cumsum",
+    "conj": "conjugate", "conjugate": "conjugate", "copy": "copy", "cumprod": "cumprod", "cumsum": "cumsum",
     "diagonal": "diagonal", "dot": "dot", "flatten": "ravel", "max": "max", "mean": "mean", "min": "min",
     "nonzero": "nonzero", "prod": "prod", "ptp": "ptp", "ravel": "ravel", "repeat": "repeat",
     "reshape": "_reshape_method", "round": "round", "searchsorted": "searchsorted", "sort": "sort",

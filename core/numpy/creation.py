@@ -8,10 +8,11 @@ import operator
 import numpy as np
 
 from .. import dtypes, errors
-from ..array import Array, asarray_device, scalar_array
+from ..array import Array, asarray_device, new_scalar_array, scalar_array
 from ..trace import Tracer
 from .. import lax
 from ..lax._base import aval_of
+from ..lax.structural import _array_copy
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "empty_like", "zeros_like", "ones_like",
            "full_like", "arange", "linspace", "logspace", "geomspace", "eye", "identity", "tri", "tril", "triu",
@@ -51,23 +52,30 @@ def _inferred_dtype(obj):
 
 
 def array(object, dtype=None, copy=True, order=None, ndmin=0):
-    """Create an Array from array-like data, as `numpy.array` (Arrays are immutable, so `copy`
-    never matters). Python scalars give weakly typed arrays; nested lists take the dtype JAX's
-    promotion gives their elements, and may mix Arrays, NumPy arrays and scalars.
+    """Create an Array from array-like data, as `numpy.array`. Python scalars give weakly typed
+    arrays; nested lists take the dtype JAX's promotion gives their elements, and may mix Arrays,
+    NumPy arrays and scalars. The result always owns its device buffer unless `copy=False` (then
+    it may be `object` itself): arrays are immutable, but a buffer donated to a jitted function is
+    deleted, so a copy that shared it would be deleted with it.
 
-    Example: `jnp.array([[1, 2], [3, 4]], dtype=jnp.float32)`; `jnp.array(3.0, ndmin=2).shape` is (1, 1).
+    Example:
+        >>> x = jnp.array([[1, 2], [3, 4]], dtype=jnp.float32)
+        >>> jnp.array(x) is x, jnp.array(x, copy=False) is x, jnp.array(3.0, ndmin=2).shape
+        (False, True, (1, 1))
     """
     if order not in (None, "K", "A", "C"):
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
     dtype = dtypes.check_user_dtype(dtype, "array")
     if isinstance(object, (Array, Tracer)):
         out = object if dtype is None else lax.convert_element_type(object, dtype)
+        if copy and out is object and ndmin <= out.ndim:  # else the conversion or reshape made one
+            out = _array_copy(object)
     elif type(object) in (bool, int, float, complex):
-        out = scalar_array(object, dtype, weak_type=dtype is None and type(object) is not bool)
+        out = new_scalar_array(object, dtype, weak_type=dtype is None and type(object) is not bool)
     elif isinstance(object, (list, tuple)) and _contains_tracer(object):
         from .manipulation import stack
         dtype = dtype or _inferred_dtype(object)
-        out = stack([array(o, dtype) for o in object]) if object else array(np.zeros(0), dtype)
+        out = stack([array(o, dtype, copy=False) for o in object]) if object else array(np.zeros(0), dtype)
     else:
         if isinstance(object, (list, tuple)) and dtype is None:
             dtype = _inferred_dtype(object)
@@ -95,13 +103,14 @@ def _to_numpy(obj):
 
 
 def asarray(a, dtype=None, order=None, copy=None):
-    """Convert `a` to an Array (no copy when it already is one of that dtype).
+    """Convert `a` to an Array: `a` itself when it already is one of that dtype, unless
+    `copy=True` asks for a copy with its own buffer.
 
     Example: `jnp.asarray(np.arange(3))` is `Array([0, 1, 2], dtype=int32)`.
     """
-    if isinstance(a, (Array, Tracer)) and (dtype is None or np.dtype(dtype) == a.dtype):
+    if not copy and isinstance(a, (Array, Tracer)) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
-    return array(a, dtype=dtype, order=order)
+    return array(a, dtype=dtype, order=order, copy=bool(copy))
 
 
 def _put(x, device):
@@ -482,7 +491,15 @@ def indices(dimensions, dtype=None, sparse=False):
 
 
 def copy(a, order=None):
-    """A copy of `a` as an Array (Arrays are immutable, so this is `jnp.array(a)`)."""
+    """A copy of `a` as an Array with its own device buffer (`jnp.array(a, copy=True)`): donating
+    the copy to a jitted function leaves `a` usable, and the other way round.
+
+    Example:
+        >>> a = jnp.arange(3)
+        >>> b = jnp.copy(a)
+        >>> b is a, b
+        (False, Array([0, 1, 2], dtype=int32))
+    """
     from ._util import check_arraylike
     check_arraylike("copy", a)
     return array(a, copy=True, order=order)

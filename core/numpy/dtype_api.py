@@ -16,7 +16,7 @@ class _ScalarMeta(type):
 
     def __call__(cls, x):
         from .creation import array
-        return array(x, dtype=cls.dtype)
+        return array(x, dtype=cls.dtype, copy=False)  # as JAX's asarray: an Array of that dtype is kept
 
     def __eq__(cls, other):
         return cls is other or (isinstance(other, (np.dtype, type, str)) and _safe_dtype(other) == cls.dtype)

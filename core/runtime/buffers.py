@@ -29,6 +29,27 @@ def put(ndarray, aval, device=None):
                                    True, False, semantics, True)
 
 
+def copy(buf):
+    """A new buffer on `buf`'s device holding its contents: a device-side copy (PJRT copies the
+    bytes; nothing goes through the host and no program is compiled). A deleted buffer is a
+    RuntimeError here: jaxlib 0.10.2 crashes the process copying one."""
+    if buf.is_deleted():
+        raise RuntimeError("Array has been deleted.")
+    device = buf._sharding._device_assignment[0]  # as replicated.device_of: right for pmap shards too
+    return _xla.batched_copy_array_to_devices_with_sharding(
+        [buf], [_device_list(device)], [single_device_sharding(device)], [_xla.ArrayCopySemantics.ALWAYS_COPY])[0]
+
+
+_device_lists = {}
+
+
+def _device_list(device):
+    dl = _device_lists.get(device)
+    if dl is None:
+        dl = _device_lists.setdefault(device, _xla.DeviceList((device,)))
+    return dl
+
+
 def to_numpy(buf):
     """The host value of a single-device jaxlib array, as a read-only ndarray."""
     value, _ = buf._single_device_array_to_np_array_did_copy()
