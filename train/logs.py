@@ -4,8 +4,9 @@ and progress on the terminal: a tqdm bar with rate and ETA on a terminal, one pl
 
 A resumed run reopens both outputs at its checkpoint's step: TensorBoard gets
 `purge_step = step + 1`, so events written after the checkpoint by the interrupted run are hidden,
-and `metrics.jsonl` is rewritten without its records past that step. The curves then hold every
-step once.
+and `metrics.jsonl` is rewritten without its records past that step. A fresh start gets
+`purge_step = 0` and a new `metrics.jsonl`, hiding whatever a run killed before its first
+checkpoint had written. The curves then hold every step once.
 
     >>> import tempfile
     >>> with RunLogger(tempfile.mkdtemp(), total_steps=10, progress="off") as log:
@@ -57,9 +58,10 @@ class RunLogger:
         self.jsonl_path = os.path.join(workdir, "metrics.jsonl")
         self.total_steps, self.start_step = total_steps, start_step
         self.stream = stream or sys.stdout
-        # events past the checkpoint we resume from were written by the interrupted run: hide them
-        self.writer = SummaryWriter(self.tb_dir, purge_step=start_step + 1 if start_step else None,
-                                    flush_secs=30)
+        # Events past the checkpoint we resume from were written by the interrupted run: hide
+        # them. A fresh start hides every earlier event: a run killed before its first checkpoint
+        # leaves event files behind (metrics.jsonl is removed below).
+        self.writer = SummaryWriter(self.tb_dir, purge_step=start_step + 1 if start_step else 0, flush_secs=30)
         self._rewrite_jsonl(start_step)
         self._jsonl = open(self.jsonl_path, "a", encoding="utf-8")
         if progress == "auto":

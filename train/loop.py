@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -26,7 +27,8 @@ from core.tree_util import tree_flatten_with_path, tree_map, keystr
 from . import config as config_lib
 from . import data as data_lib
 from . import registry
-from .checkpoint import Checkpointer, CheckpointError, CheckpointMismatchError, restore_path
+from .checkpoint import (Checkpointer, CheckpointCorruptError, CheckpointError, CheckpointMismatchError,
+                         CheckpointWarning, restore_path)
 from .logs import RunLogger, format_metrics
 from .step import make_steps
 
@@ -49,11 +51,17 @@ class NonFiniteLossError(RuntimeError):
 
 
 class Preempted(Exception):
-    """SIGTERM or SIGINT arrived; a checkpoint was committed at `step` (exit code 75)."""
+    """SIGTERM or SIGINT arrived; a checkpoint was committed at `step` (exit code 75). With
+    `evaluating`, the signal cut an `--eval-only` evaluation of the checkpoint `path` short."""
 
-    def __init__(self, signame, step, path):
-        super().__init__(f"{signame} received: stopped at step {step} after committing the checkpoint {path}. "
-                         "Run the same command again to resume.")
+    def __init__(self, signame, step, path, evaluating=False):
+        if evaluating:
+            text = (f"{signame} received while evaluating the checkpoint {path} (step {step}); nothing was "
+                    "reported or changed. Run the same command again to evaluate it.")
+        else:
+            text = (f"{signame} received: stopped at step {step} after committing the checkpoint {path}. "
+                    "Run the same command again to resume.")
+        super().__init__(text)
         self.signame, self.step, self.path = signame, step, path
 
 
@@ -260,6 +268,10 @@ class _Run:
         metrics = {}
         for split in ("validation", "test"):
             values = self.evaluate(state, split)
+            if self.flag:   # cut short: the metrics are incomplete, so do not report them as done
+                path = resume if resume not in ("auto", "never") else os.path.join(self.workdir, "checkpoints",
+                                                                                   str(step))
+                raise Preempted(self.flag.signame, step, path, evaluating=True)
             if values:
                 metrics.update({f"{split}/{k}": v for k, v in values.items()})
         self._say(f"evaluated step {step}: {format_metrics(metrics)}")
@@ -275,6 +287,7 @@ class _Run:
         else:
             step, state, meta = restored
             epoch, index = meta["data_position"]["epoch"], meta["data_position"]["index"]
+            self._clear_the_way(resume, ckpt, step)
         os.makedirs(self.workdir, mode=0o750, exist_ok=True)
         with open(os.path.join(self.workdir, "config.yaml"), "w", encoding="utf-8") as f:
             f.write(config_lib.dump_yaml(cfg))
@@ -319,6 +332,35 @@ class _Run:
         self._check_same_model(meta)
         return step, tree, meta
 
+    def _clear_the_way(self, resume, ckpt, step):
+        """The steps after `step` that the workdir holds: a run from `step` would reach them, and a
+        checkpoint is never overwritten. With --resume auto they are the corrupt ones
+        restore_latest skipped (it warned): renamed to `<step>.corrupt-<nonce>`, kept for
+        inspection but out of the listing. With --resume PATH (an older step): refused."""
+        later = [s for s in ckpt.steps() if s > step]
+        if not later:
+            return
+        if resume != "auto":
+            raise self.cfg.error("run.workdir", f"--resume {resume} restores step {step}, but {self.workdir} "
+                                                f"already holds the later checkpoints {later}; a run from step "
+                                                f"{step} would reach their steps and cannot overwrite them. "
+                                                "Continue the newest with --resume auto, or give another --workdir")
+        template = self.steps.init_state(self.cfg.run.seed)
+        for s in later:
+            try:
+                ckpt.restore(s, template)
+            except CheckpointCorruptError:
+                src = os.path.join(ckpt.directory, str(s))
+                dst = f"{src}.corrupt-{os.urandom(4).hex()}"
+                os.rename(src, dst)
+                warnings.warn(CheckpointWarning(f"moved the corrupt checkpoint step {s} to {dst} (kept for "
+                                                f"inspection); this run continues from step {step} and writes "
+                                                f"step {s} again"), stacklevel=2)
+            else:   # valid after all: it appeared while we restored (another run in this workdir?)
+                raise self.cfg.error("run.workdir", f"checkpoint step {s} appeared in {ckpt.directory} while "
+                                                    f"this run restored step {step}; is another run using "
+                                                    f"{self.workdir}?")
+
     @staticmethod
     def _meta_of(resume, ckpt):
         if resume != "auto":
@@ -353,10 +395,11 @@ class _Loop:
         self.interval_count, self.interval_sums = partial["count"], dict(partial["sums"])
         self.pending = []           # this interval's metrics, still on the device
         self.last_eval = meta.get("last_eval") or {}
+        # the last logged interval's means: the summary of a run resumed at its last step has them
+        self.train_metrics = dict(meta.get("train_metrics") or {})
         self.eval_pending = bool(meta.get("eval_pending"))
         self.last_saved = ckpt.latest_step()
         self.compile_seconds = None
-        self.train_metrics = {}
 
     def run(self):
         cfg, r, total = self.cfg, self.r, self.r.total_steps
@@ -376,6 +419,8 @@ class _Loop:
         if not self.last_eval or self.last_eval.get("step") != self.step:
             self._evaluate()
         test = r.evaluate(self.state, "test") if cfg.eval.at_end else None
+        if test is None and cfg.eval.at_end:
+            self._poll()    # cut short by a signal: commit the last step, and the rerun evaluates again
         if test:
             self.log.scalars(self.step, {f"test/{k}": v for k, v in test.items()})
         path = self._save() if self.last_saved != self.step else self.ckpt_path(self.step)
@@ -501,7 +546,8 @@ class _Loop:
         meta = {"data_position": {"epoch": self.epoch, "index": self.index, "seed": self.cfg.run.seed},
                 "config": self.cfg.to_dict(), "model_hash": config_lib.model_hash(self.cfg),
                 "log_partial": {"count": self.interval_count, "sums": self.interval_sums},
-                "last_eval": self.last_eval, "eval_pending": eval_pending, "devices": r.devices}
+                "last_eval": self.last_eval, "eval_pending": eval_pending, "train_metrics": self.train_metrics,
+                "devices": r.devices}
         metric_name = self.cfg.checkpoint.keep_best_metric
         metric = self.last_eval.get(metric_name) if metric_name else None
         try:
