@@ -207,13 +207,17 @@ def _write_npz(stream, named_arrays):
     # np.savez's layout (a stored zip of .npy members) written by hand: np.savez takes the names as
     # keyword arguments, so a leaf called `file` would collide with one of its own
     # parameters; a fixed timestamp makes equal trees give byte-identical files
-    with zipfile.ZipFile(stream, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        for key, arr in named_arrays:
-            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_STORED
-            info.external_attr = 0o640 << 16
-            with zf.open(info, mode="w", force_zip64=True) as member:
-                np.lib.format.write_array(member, arr, allow_pickle=False)
+    # The archive is closed only on success: closing it while a member is still open (an
+    # interrupt arrived mid-write) raises ValueError, which would hide the real exception. The
+    # half-written file is in a tmp directory that the caller removes.
+    zf = zipfile.ZipFile(stream, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True)
+    for key, arr in named_arrays:
+        info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_STORED
+        info.external_attr = 0o640 << 16
+        with zf.open(info, mode="w", force_zip64=True) as member:
+            np.lib.format.write_array(member, arr, allow_pickle=False)
+    zf.close()
 
 
 def _sha256_of_fd(fd):

@@ -8,7 +8,7 @@ import operator
 import numpy as np
 
 from .. import dtypes, errors
-from ..array import Array, asarray_device, new_scalar_array, scalar_array
+from ..array import Array, asarray_device, new_scalar_array
 from ..trace import Tracer
 from .. import lax
 from ..lax._base import aval_of
