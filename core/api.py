@@ -24,7 +24,7 @@ import weakref
 
 import numpy as np
 
-from . import dispatch, dtypes, traceback_util
+from . import dispatch, dtypes, key_reuse, traceback_util
 from .array import Array, asarray_device, device_put
 from .avals import ShapedArray, ShapeDtypeStruct
 from .config import config
@@ -431,6 +431,8 @@ class _JitFunction(_JitBase):
         try:
             if config.disable_jit:
                 return self.fun(*args, **kwargs)
+            if config.debug_key_reuse:  # the program is checked when it runs (core/key_reuse.py)
+                key_reuse.install_eager_check()
             (closed, program, consts, out_tree), flat = self._lookup(args, kwargs)
             if self._fast is not None and not kwargs:
                 self._remember_fast(args, program, consts, out_tree)
@@ -447,9 +449,10 @@ class _JitFunction(_JitBase):
             raise
 
     def _remember_fast(self, args, program, consts, out_tree):
-        """Keep the executable of this signature for the fast path, when it qualifies."""
+        """Keep the executable of this signature for the fast path, when it qualifies. Not while
+        key-reuse checking is on: every call must reach the check (core/key_reuse.py) then."""
         if _trace_state.trace.__class__ is not EvalTrace or _flags["_jit_fast_token"] is None \
-                or batching.axis_env_key():
+                or batching.axis_env_key() or config.debug_key_reuse:
             return
         values = list(consts) + list(args)
         if any(type(v) is not Array or v._device is not None for v in values):

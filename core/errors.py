@@ -34,3 +34,13 @@ class LeakedTracerError(Exception):
     """With `checking_leaks()` (or the `check_tracer_leaks` flag), a traced function returned while a
     tracer it created was still referenced from elsewhere (a global, a list, an attribute). Return
     the value from the function instead of storing it."""
+
+
+class KeyReuseError(Exception):
+    """With `debug_key_reuse` on, a PRNG key was consumed twice (by a sampler, `split` or `fold_in`):
+    the same key gives the same random bits, so the two results are not independent. Split the key
+    (`key, sub = random.split(key)`) and consume each key once; `random.clone(key)` marks an
+    intended reuse. The message names both consumers; the first one's stack is chained."""
+
+
+__all__.append("KeyReuseError")
