@@ -129,7 +129,7 @@ def consume(key, name):
         >>> consume(key, "random.uniform")
         Traceback (most recent call last):
         ...
-        core.errors.KeyReuseError: random.uniform at ... consumes a PRNG key that random.normal at ... already consumed. ...
+        core.errors.KeyReuseError: random.uniform at ... consumes a PRNG key that random.normal at ...
         >>> core.config.update("debug_key_reuse", False)
     """
     from .lax.prng import random_consume_p
@@ -252,13 +252,13 @@ class _Loop:
 
     def note(self):
         return (f"The key was consumed in an earlier iteration of this {self.kind}: a key carried by a loop (or "
-                f"closed over by its body) is the same key in every iteration; split it in the body and carry "
-                f"the new key (`key, sub = random.split(key)`). ")
+                "closed over by its body) is the same key in every iteration; split it in the body and carry "
+                "the new key (`key, sub = random.split(key)`). ")
 
 
-# ----- structural equations: ids (or marks) follow the key positions ---------------------------------
-# Each function maps the key-position arrays of the operands (ids in the analysis, marks for
-# concrete Arrays) to the output's, or returns None when the output is not a view of them (then it
+# ----- structural equations: ids (or slots) follow the key positions ---------------------------------
+# Each function maps the key-position arrays of the operands (ids in the analysis, slots for
+# concrete Arrays) to the output's, or returns None when the output is not made of them (then it
 # is a fresh key). `statics(i)` is operand i's value as a Python int when it is known, else None.
 
 def _fwd_identity(params, ins, in_avals, out_aval, statics):
