@@ -1,7 +1,8 @@
 """Key-reuse checking (`config.update("debug_key_reuse", True)`, or `PURENN_DEBUG_KEY_REUSE=1`).
 
 A PRNG key (uint32[..., 2]) must be consumed once: a sampler, `split`, `fold_in` or `bits` given
-the same key twice returns the same bits. With the option on, a second consumption raises
+the same key twice returns the same bits (only `fold_in`s of different data into one key do not
+meet: their consumptions are `shared`). With the option on, a second consumption raises
 `errors.KeyReuseError` naming both consumers, the first one's stack chained as the error's cause.
 Off, nothing here runs: core.random binds no marker and no program contains one.
 
@@ -87,11 +88,17 @@ def _frame_text(frame):
 
 
 class Consumption:
-    """One consumption of a key: the consuming function's name and its Site."""
-    __slots__ = ("name", "site")
+    """One consumption of a key: the consuming function's name and its Site. A `shared` one
+    (`fold_in`) may meet other shared ones: `fold_in(key, a)` and `fold_in(key, b)` hash different
+    counters of the key, but any other use of a folded key (a sampler, split) may meet one of them."""
+    __slots__ = ("name", "site", "shared")
 
-    def __init__(self, name, site):
-        self.name, self.site = name, site
+    def __init__(self, name, site, shared=False):
+        self.name, self.site, self.shared = name, site, shared
+
+    def allows(self, later):
+        """Whether `later` may consume a key this one consumed."""
+        return self.shared and later.shared
 
     def same_place(self, other):
         return self.name == other.name and self.site == other.site
@@ -118,10 +125,11 @@ def _reuse_error(new, old, extra=""):
 
 # ----- the entry point core.random calls ----------------------------------------------------------
 
-def consume(key, name):
+def consume(key, name, shared=False):
     """Mark PRNG key `key` (an Array or a tracer) consumed by `name`, e.g. "random.normal"; returns
     the key (core.random derives the bits from the returned value). Only called while
-    `debug_key_reuse` is on. A second consumption of the same key raises `errors.KeyReuseError`.
+    `debug_key_reuse` is on. A second consumption of the same key raises `errors.KeyReuseError`,
+    unless both are `shared` (`fold_in`'s: each folds in its own data).
 
     Example:
         >>> core.config.update("debug_key_reuse", True)
@@ -134,20 +142,22 @@ def consume(key, name):
     """
     from .lax.prng import random_consume_p
     install_eager_check()
-    return random_consume_p.bind(key, name=name, site=_capture_site())
+    return random_consume_p.bind(key, name=name, site=_capture_site(), shared=bool(shared))
 
 
-def consume_concrete(key, name, site):
+def consume_concrete(key, name, site, shared=False):
     """`random_consume_p` applied eagerly: mark the Array `key` consumed and return it."""
     if not config.debug_key_reuse or type(key) is not Array or _key_shape(key.aval) is None:
         return key
     slots = _slots_of(key)
-    new = Consumption(name, site)
+    new = Consumption(name, site, shared)
     for index in np.ndindex(slots.shape):
-        if slots[index].use is not None:
-            raise _reuse_error(new, slots[index].use, _position_note(slots.shape, index))
+        old = slots[index].use
+        if old is not None and not old.allows(new):
+            raise _reuse_error(new, old, _position_note(slots.shape, index))
     for slot in slots.flat:  # a slot met twice (a broadcast key) is one key: consumed once
-        slot.use = new
+        if slot.use is None:
+            slot.use = new
     return key
 
 
@@ -238,6 +248,8 @@ class _State:
     def consume(self, i, new, loop=None, recompute=False):
         old = self.find(i)
         if old is not None:
+            if old.allows(new):
+                return
             if recompute and old.same_place(new):
                 return  # checkpoint recomputing the forward pass consumes the same key at the same place
             raise _reuse_error(new, old, loop.note() if loop is not None and i in loop.seen else "")
@@ -454,7 +466,7 @@ def _apply(state, prim, params, ins, in_avals, out_avals, statics):
 
 
 def _consume_rule(state, params, ins, out_avals):
-    use = Consumption(params["name"], params["site"])
+    use = Consumption(params["name"], params["site"], params["shared"])
     ids = ins[0]
     if ids is None:
         return [None]

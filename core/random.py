@@ -49,7 +49,9 @@ def _check_key(name, key, allow_batched=False, consume=True):
 
     `consume`: the caller derives random bits from the key (every public sampler, `split`,
     `fold_in`, `bits`), which the key-reuse checker records while `debug_key_reuse` is on; such a
-    function consumes its key here, once, and calls only private helpers with it afterwards."""
+    function consumes its key here, once, and calls only private helpers with it afterwards.
+    `fold_in`'s consumptions are shared: folding several data into one key is no reuse, but
+    sampling from or splitting a folded key is (the counters meet those of `fold_in`)."""
     if not isinstance(key, (Array, Tracer, np.ndarray)):
         raise TypeError(f"{name}: expected a PRNG key, a uint32 array of shape (2,) as made by "
                         f"random.PRNGKey(seed), got {type(key).__name__}.")
@@ -62,7 +64,7 @@ def _check_key(name, key, allow_batched=False, consume=True):
                          "!= (). Pick one key (keys[i]) or loop over them.")
     key = key if isinstance(key, (Array, Tracer)) else asarray_device(key)
     if consume and config.debug_key_reuse:
-        key = key_reuse.consume(key, "random." + name)
+        key = key_reuse.consume(key, "random." + name, shared=name == "fold_in")
     return key
 
 

@@ -197,7 +197,7 @@ def test_key_reuse_markers(rng):
     # are the identity on keys, so batched as the identity, also with the batch axis last
     keys = _words(rng, (10, 3, 2))
     site = key_reuse.Site(None, ())
-    tu.check_vmap(lambda k: random_consume_p.bind(k, name="random.normal", site=site), [keys])
+    tu.check_vmap(lambda k: random_consume_p.bind(k, name="random.normal", site=site, shared=False), [keys])
     tu.check_vmap(random_clone_p.bind, [keys])
 
 

@@ -196,11 +196,12 @@ class _KeyConsumePrimitive(Primitive):
     def bind(self, key, **params):
         if _trace_state.trace.__class__ is EvalTrace:
             from ..key_reuse import consume_concrete
-            return consume_concrete(key, params["name"], params["site"])
+            return consume_concrete(key, params["name"], params["site"], params["shared"])
         return _trace_state.trace.process_primitive(self, (key,), params)
 
 
-# `random_consume[name, site](key) -> key`: `name` (e.g. "random.normal") consumes `key` at `site`.
+# `random_consume[name, site, shared](key) -> key`: `name` (e.g. "random.normal") consumes `key` at
+# `site`; `shared` consumptions (fold_in's) may meet each other.
 random_consume_p = _KeyConsumePrimitive("random_consume")
 random_consume_p.def_abstract_eval(lambda key, **_: key)
 lowering.register(random_consume_p, lambda ctx, key, **_: key)
