@@ -26,7 +26,7 @@ import weakref
 
 import numpy as np
 
-from . import dispatch, dtypes, traceback_util
+from . import dispatch, dtypes, key_reuse, traceback_util
 from .array import Array, asarray_device, copy_array, device_put, is_cached_buffer
 from .avals import ShapedArray, ShapeDtypeStruct
 from .config import config
@@ -465,6 +465,8 @@ class _JitFunction(_JitBase):
             token = _flags["_jit_fast_token"]
             if config.disable_jit:  # this thread's value (disable_jit() is thread-local)
                 return self.fun(*args, **kwargs)
+            if config.debug_key_reuse:  # the program is checked when it runs (core/key_reuse.py)
+                key_reuse.install_eager_check()
             (closed, program, consts, out_tree), flat = self._lookup(args, kwargs)
             if self._fast is not None and not kwargs and token is not None:
                 self._remember_fast(args, program, consts, out_tree, token)
@@ -482,8 +484,9 @@ class _JitFunction(_JitBase):
 
     def _remember_fast(self, args, program, consts, out_tree, token):
         """Keep the executable of this signature for the fast path, when it qualifies, under the
-        config `token` it was traced under."""
-        if _trace_state.trace.__class__ is not EvalTrace or batching.axis_env_key():
+        config `token` it was traced under. Not while key-reuse checking is on: every call must
+        reach the check (core/key_reuse.py) then."""
+        if _trace_state.trace.__class__ is not EvalTrace or batching.axis_env_key() or config.debug_key_reuse:
             return
         values = list(consts) + list(args)
         if any(type(v) is not Array or v._device is not None for v in values):

@@ -87,6 +87,8 @@ class Config:
         "compilation_cache_max_size": (lambda: _env_number("PURENN_COMPILATION_CACHE_MAX_SIZE", 1 << 30, int, -1),
                                        "The persistent cache's size limit in bytes (default 1 GiB; -1: none); "
                                        "the least recently used entries go first."),
+        "debug_key_reuse": (lambda: _env_bool("PURENN_DEBUG_KEY_REUSE", False),
+                            "Raise errors.KeyReuseError when a PRNG key is consumed twice (core/key_reuse.py)."),
     }
     _CHOICES = {"numpy_rank_promotion": ("allow", "warn", "raise"),
                 "numpy_dtype_promotion": ("standard", "strict")}
@@ -191,7 +193,8 @@ class Config:
                 # check_tracer_leaks is part of the key so that a cached trace never hides a leak;
                 # it is this thread's value, so the key is cached only while no thread overrides it
                 key = (self._values["enable_x64"], self._values["numpy_rank_promotion"],
-                       self._values["numpy_dtype_promotion"], self.check_tracer_leaks)
+                       self._values["numpy_dtype_promotion"], self.check_tracer_leaks,
+                       self._values["debug_key_reuse"])
                 if not self._active_overrides:
                     self._trace_key = key
         return key

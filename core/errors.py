@@ -54,3 +54,13 @@ def static_value_error(function, argument, value, expected="a Python int or a tu
         "is traced: mark the argument static (jit(f, static_argnums=...) or static_argnames=...), or compute "
         "the size from static shape information (x.shape) instead of from array values."
         + (context() if context is not None else ""))
+
+
+class KeyReuseError(Exception):
+    """With `debug_key_reuse` on, a PRNG key was consumed twice (by a sampler, `split` or `fold_in`):
+    the same key gives the same random bits, so the two results are not independent. Split the key
+    (`key, sub = random.split(key)`) and consume each key once; `random.clone(key)` marks an
+    intended reuse. The message names both consumers; the first one's stack is chained."""
+
+
+__all__.append("KeyReuseError")

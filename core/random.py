@@ -23,15 +23,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import dtypes
+from . import key_reuse
 from . import lax
 from . import numpy as jnp
 from .array import Array, asarray_device
+from .config import config
 from .lax._base import aval_of
 from .numpy._util import broadcast_shapes
-from .lax.prng import mul_add, threefry2x32
+from .lax.prng import mul_add, random_clone_p, threefry2x32
 from .trace import Tracer
 
-__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform", "normal",
+__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "clone", "split", "fold_in", "bits", "uniform", "normal",
            "truncated_normal", "bernoulli", "categorical", "randint", "choice", "permutation", "shuffle",
            "gumbel", "exponential", "laplace", "logistic", "cauchy", "rademacher", "gamma", "loggamma", "beta",
            "dirichlet", "multivariate_normal", "orthogonal"]
@@ -42,8 +44,14 @@ _U32 = dtypes.uint32
 
 # ----- argument checks ----------------------------------------------------------------------
 
-def _check_key(name, key, allow_batched=False):
-    """The key as an Array or tracer, after checking that it is uint32 with a trailing axis of 2."""
+def _check_key(name, key, allow_batched=False, consume=True):
+    """The key as an Array or tracer, after checking that it is uint32 with a trailing axis of 2.
+
+    `consume`: the caller derives random bits from the key (every public sampler, `split`,
+    `fold_in`, `bits`), which the key-reuse checker records while `debug_key_reuse` is on; such a
+    function consumes its key here, once, and calls only private helpers with it afterwards.
+    `fold_in`'s consumptions are shared: folding several data into one key is no reuse, but
+    sampling from or splitting a folded key is (the counters meet those of `fold_in`)."""
     if not isinstance(key, (Array, Tracer, np.ndarray)):
         raise TypeError(f"{name}: expected a PRNG key, a uint32 array of shape (2,) as made by "
                         f"random.PRNGKey(seed), got {type(key).__name__}.")
@@ -54,7 +62,10 @@ def _check_key(name, key, allow_batched=False):
     if aval.ndim > 1 and not allow_batched:
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape {aval.shape[:-1]} "
                          "!= (). Pick one key (keys[i]) or loop over them.")
-    return key if isinstance(key, (Array, Tracer)) else asarray_device(key)
+    key = key if isinstance(key, (Array, Tracer)) else asarray_device(key)
+    if consume and config.debug_key_reuse:
+        key = key_reuse.consume(key, "random." + name, shared=name == "fold_in")
+    return key
 
 
 def _canonical_shape(name, shape):
@@ -166,7 +177,7 @@ def key_data(keys):
 
     Example: `random.key_data(random.PRNGKey(1))` is `Array([0, 1], dtype=uint32)`.
     """
-    return _check_key("key_data", keys, allow_batched=True)
+    return _check_key("key_data", keys, allow_batched=True, consume=False)
 
 
 def wrap_key_data(key_bits_array, *, impl=None):
@@ -176,7 +187,23 @@ def wrap_key_data(key_bits_array, *, impl=None):
     """
     if impl not in (None, "threefry2x32"):
         raise ValueError(f"wrap_key_data: unknown PRNG implementation {impl!r}; only 'threefry2x32' exists.")
-    return _check_key("wrap_key_data", key_bits_array, allow_batched=True)
+    return _check_key("wrap_key_data", key_bits_array, allow_batched=True, consume=False)
+
+
+def clone(key):
+    """A key equal to `key` that may be consumed on its own: marks an intended reuse for the
+    key-reuse checker (`config.update("debug_key_reuse", True)`). With the checker off it returns
+    `key` itself, as it costs nothing then.
+
+    Example:
+        >>> key = random.PRNGKey(0)
+        >>> a = random.normal(random.clone(key))
+        >>> b = random.normal(key)  # equal to a, on purpose
+    """
+    key = _check_key("clone", key, allow_batched=True, consume=False)
+    if not config.debug_key_reuse:
+        return key
+    return random_clone_p.bind(key)
 
 
 def _key_words(key):
@@ -431,6 +458,10 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
     tiny `p`. Example: `random.bernoulli(key, 0.3, (5,))`.
     """
     key = _check_key("bernoulli", key)
+    return _bernoulli(key, p, shape, mode)
+
+
+def _bernoulli(key, p, shape, mode):
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     p = jnp.asarray(p)
@@ -457,7 +488,7 @@ def rademacher(key, shape=(), dtype=None):
     key = _check_key("rademacher", key)
     dtype = dtypes.default_int_dtype() if dtype is None else dtypes.check_user_dtype(dtype, "rademacher")
     shape = _canonical_shape("rademacher", shape)
-    b = lax.convert_element_type(bernoulli(key, 0.5, shape), dtype)
+    b = lax.convert_element_type(_bernoulli(key, 0.5, shape, "low"), dtype)
     return lax.sub(lax.mul(_full(shape, 2, dtype), b), _full(shape, 1, dtype))
 
 
@@ -478,6 +509,11 @@ def randint(key, shape, minval, maxval, dtype=None):
     `minval`. Example: `random.randint(key, (3,), 0, 10)`.
     """
     key = _check_key("randint", key)
+    return _randint_checked(key, shape, minval, maxval, dtype)
+
+
+def _randint_checked(key, shape, minval, maxval, dtype):
+    """`randint` after its key was checked (and consumed): `choice` calls it too."""
     dtype = dtypes.default_int_dtype() if dtype is None else dtypes.check_user_dtype(dtype, "randint")
     if not dtypes.is_int(dtype):
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
@@ -596,6 +632,10 @@ def permutation(key, x, axis=0, independent=False):
     """A random permutation of `arange(x)` (int x) or of `x` along `axis`; with `independent`,
     each slice along `axis` is shuffled on its own. Example: `random.permutation(key, 5)`."""
     key = _check_key("permutation", key)
+    return _permutation(key, x, axis, independent)
+
+
+def _permutation(key, x, axis, independent):
     if isinstance(x, (bool, int, np.integer)) or (hasattr(x, "ndim") and x.ndim == 0):
         dt = dtypes.dtype(x)
         if not dtypes.is_int(dt):
@@ -654,9 +694,9 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     index_dtype = dtypes.default_int_dtype()
     if p is None:
         if replace:
-            ind = randint(key, shape, 0, n_inputs)
+            ind = _randint_checked(key, shape, 0, n_inputs, None)
         else:
-            perm = permutation(key, n_inputs if arr.ndim == 0 else arr, axis)
+            perm = _permutation(key, n_inputs if arr.ndim == 0 else arr, axis, False)
             result = lax.slice_in_dim(perm, 0, n_draws, axis=0 if arr.ndim == 0 else axis)
             return lax.reshape(result, shape if arr.ndim == 0 else arr.shape[:axis] + shape + arr.shape[axis + 1:])
     else:

@@ -1,7 +1,7 @@
 """vmap of the sorting, fft, linalg and PRNG primitives against loops over examples.
 
 Primitives covered (named for the registry test): sort_p, top_k_p, fft_p, cholesky_p, lu_p, qr_p,
-eigh_p, svd_p, triangular_solve_p, threefry2x32_p, mul_add_p. Every `tu.check_vmap` call runs batch
+eigh_p, svd_p, triangular_solve_p, threefry2x32_p, mul_add_p, random_consume_p, random_clone_p. Every `tu.check_vmap` call runs batch
 sizes 10 and 0 with the batch axis at every position of every operand. The factors of qr, eigh and
 svd are unique only up to signs, so they are checked per example by their defining identities
 (reconstruction, orthonormality) rather than compared with a loop.
@@ -11,10 +11,10 @@ import pytest
 
 import core
 import core.numpy as jnp
-from core import lax, random
+from core import key_reuse, lax, random
 from core import test_util as tu
 from core.lax import linalg as lax_linalg
-from core.lax.prng import mul_add
+from core.lax.prng import mul_add, random_clone_p, random_consume_p
 
 F32 = np.dtype(np.float32)
 # LAPACK and FFTs in float32 on these small, well-conditioned inputs: a few ulps per operation
@@ -190,6 +190,15 @@ def test_threefry2x32(rng, shapes):
 @pytest.mark.parametrize("shapes", [[(3,), (), ()], [(2, 3), (2, 3), (2, 3)]])
 def test_mul_add(rng, shapes):
     tu.check_vmap(mul_add, [_f32(rng, (10,) + s) for s in shapes], **TOL)
+
+
+def test_key_reuse_markers(rng):
+    # the key-reuse checker's markers (core/key_reuse.py; its own tests are in test_key_reuse.py)
+    # are the identity on keys, so batched as the identity, also with the batch axis last
+    keys = _words(rng, (10, 3, 2))
+    site = key_reuse.Site(None, ())
+    tu.check_vmap(lambda k: random_consume_p.bind(k, name="random.normal", site=site, shared=False), [keys])
+    tu.check_vmap(random_clone_p.bind, [keys])
 
 
 # ----- core.random end to end ----------------------------------------------------------------------

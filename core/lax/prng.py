@@ -11,10 +11,13 @@ from .. import dtypes
 from ..avals import ShapedArray
 from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array
+from ..trace import EvalTrace, Primitive
+from ..trace import _state as _trace_state
 from ._base import (FLOAT_OR_COMPLEX, aval_of, defjvp, defnondiff, elementwise_args, naryop, standard_primitive,
                     unbroadcast)
 
 __all__ = ["threefry2x32"]  # and `mul_add`, used by core.random (not a JAX lax name)
+# `random_consume_p` and `random_clone_p` (below) exist for the key-reuse checker (core/key_reuse.py).
 
 # Rotation distances of the even and odd groups of four rounds, and the key-schedule parity
 # constant, from the Threefry specification (Random123's threefry.h).
@@ -180,3 +183,45 @@ def _mul_add_transpose(ct, x, y, z):
 
 
 ad.transpose_rules[mul_add_p] = _mul_add_transpose
+
+
+# ----- key-reuse markers -----------------------------------------------------------------------
+# Bound by core.random only while `debug_key_reuse` is on (core/key_reuse.py reads them); without
+# the option no program contains them. Both are the identity on the key's data.
+
+class _KeyConsumePrimitive(Primitive):
+    """`bind` on a concrete key marks that Array consumed at once (no program runs); under a trace
+    the consumption is recorded as an equation for the static analysis of the staged program."""
+
+    def bind(self, key, **params):
+        if _trace_state.trace.__class__ is EvalTrace:
+            from ..key_reuse import consume_concrete
+            return consume_concrete(key, params["name"], params["site"], params["shared"])
+        return _trace_state.trace.process_primitive(self, (key,), params)
+
+
+# `random_consume[name, site, shared](key) -> key`: `name` (e.g. "random.normal") consumes `key` at
+# `site`; `shared` consumptions (fold_in's) may meet each other.
+random_consume_p = _KeyConsumePrimitive("random_consume")
+random_consume_p.def_abstract_eval(lambda key, **_: key)
+lowering.register(random_consume_p, lambda ctx, key, **_: key)
+
+# `random_clone(key) -> key`: the same data as a new key that may be consumed on its own.
+random_clone_p = Primitive("random_clone")
+random_clone_p.def_abstract_eval(lambda key: key)
+lowering.register(random_clone_p, lambda ctx, key: key)
+
+defnondiff(random_consume_p, random_clone_p)  # keys are integers: no derivative flows through
+
+
+def _key_marker_batch_rule(prim, vals, dims, **params):
+    # the marked value must keep its trailing axis of 2 key words: move a batch axis found there
+    x, d = vals[0], dims[0]
+    if d == aval_of(x).ndim - 1:
+        x, d = batching.moveaxis(x, d, 0), 0
+    return prim.bind(x, **params), d
+
+
+batching.batching_rules[random_consume_p] = lambda vals, dims, **p: _key_marker_batch_rule(random_consume_p, vals,
+                                                                                             dims, **p)
+batching.batching_rules[random_clone_p] = lambda vals, dims: _key_marker_batch_rule(random_clone_p, vals, dims)
