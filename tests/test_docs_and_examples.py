@@ -136,6 +136,19 @@ def test_train_mlp_example_learns():
     assert last < 0.5 * first and accuracy > 0.8
 
 
+def test_dp_digits_example_runs_on_tiny_settings(tmp_path, capsys):
+    """examples/dp_digits.py (issue 15) for one epoch at one epsilon: the calibrated sigma meets
+    the target, the reference run is not private, and the table is printed."""
+    module = runpy.run_path(os.path.join(ROOT, "examples", "dp_digits.py"))
+    private, reference = module["main"](["--epochs", "1", "--epsilons", "2", "--workdir", str(tmp_path)])
+    assert private["steps"] == reference["steps"] == 38                   # 1,212 examples in batches of 32
+    assert 0.99 * 2 < private["epsilon_rdp"] <= 2 and private["epsilon_pld"] < private["epsilon_rdp"]
+    assert private["sigma"] > 0 and reference["sigma"] is None and reference["epsilon_rdp"] is None
+    assert reference["accuracy"] > 0.5                                    # chance is 0.1
+    out = capsys.readouterr().out
+    assert out.startswith("| target epsilon |") and f"| 2 | {private['epsilon_rdp']:.3f} |" in out
+
+
 def test_bundled_data_is_the_documented_two_spirals():
     table = np.loadtxt(os.path.join(ROOT, "examples", "data", "two_spirals.csv"), delimiter=",", comments="#",
                        skiprows=2)

@@ -150,7 +150,9 @@ def test_defaults_are_the_documented_ones():
     assert d["optimizer"]["name"] == "adam" and d["optimizer"]["learning_rate"] == 1e-3
     assert d["eval"] == {"every": 0, "split": "validation", "at_end": True}
     assert d["checkpoint"] == {"every": 500, "keep": 3, "keep_best_metric": None, "keep_best_mode": "max"}
-    assert "dp" not in d  # reserved for a later issue
+    assert d["dp"] == {"enabled": False, "l2_norm_clip": 1.0, "noise_multiplier": None, "target_epsilon": None,
+                       "delta": 1e-5, "sampling": "poisson", "method": "auto", "physical_batch_size": None,
+                       "accountant": "rdp"}   # issue 15, item 7
 
 
 def test_optimizer_choices_are_optims_optimizers():
@@ -382,10 +384,13 @@ def test_unknown_keys_far_from_any_get_the_list_of_valid_keys(tmp_path):
 def test_unknown_sections_get_a_suggestion_or_the_list(tmp_path):
     file = write(tmp_path, "optimiser:\n  name: sgd\n")
     assert str(error_of(load_config, [file])) == f"{file}:1: optimiser: unknown section; did you mean 'optimizer'?"
-    file = write(tmp_path, "dp:\n  epsilon: 1\n")
+    file = write(tmp_path, "qq:\n  epsilon: 1\n")
     e = error_of(load_config, [file])
-    assert str(e) == (f"{file}:1: dp: unknown section; valid sections: run, data, model, loss, metrics, "
-                      "optimizer, eval, checkpoint")
+    assert str(e) == (f"{file}:1: qq: unknown section; valid sections: run, data, model, loss, metrics, "
+                      "optimizer, eval, checkpoint, dp")
+    file = write(tmp_path, "dp:\n  epsilon: 1\n")
+    assert str(error_of(load_config, [file])) == (f"{file}:2: dp.epsilon: unknown key in dp; "
+                                                  "did you mean 'target_epsilon'?")
 
 
 def test_unknown_keys_from_a_dict_and_an_override(tmp_path):

@@ -1,6 +1,7 @@
 """`train`: the YAML-configured trainer (`train CONFIG.yaml`) and its library form,
 `train.fit(config) -> Result`. Its modules, in reading order: config, registry, data, step,
-checkpoint, logs, loop, cli; the design is in docs/design.md ("The trainer")."""
+checkpoint, logs, loop, cli, and dp (DP-SGD, used by step and loop when `dp.enabled`); the design
+is in docs/design.md ("The trainer", and "DP-SGD and privacy accounting" for dp)."""
 
 __all__ = ["fit", "Result"]
 

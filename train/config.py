@@ -85,6 +85,8 @@ SCHEDULES = ("constant", "cosine_decay", "warmup_cosine_decay", "exponential_dec
              "linear_schedule")
 DATASETS = ("digits", "mnist", "fashion_mnist", "npz", "synthetic_classification", "synthetic_sequence")
 DATASETS_WITH_PATH = ("mnist", "fashion_mnist", "npz")
+SAMPLING = ("poisson", "shuffle")                          # optim.privacy.SAMPLING_MODES
+DP_METHODS = ("auto", "ghost", "materialize", "vmap")      # core.clipped_grad's methods
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,6 +233,26 @@ SCHEMA = (
          _k(nullable=True)),
         ("keep_best_mode", "choice", "max", "whether the best value of keep_best_metric is the max or the min",
          _k(choices=("max", "min"))),
+    ),
+    # DP-SGD (issue 15): read by train/dp.py; docs/design.md, "DP-SGD and privacy accounting"
+    *_fields(
+        "dp",
+        ("enabled", "bool", False, "train with DP-SGD: clipped per-example gradients plus Gaussian noise", {}),
+        ("l2_norm_clip", "float", 1.0, "clip each example's gradient to this L2 norm (C)", _k(gt=0)),
+        ("noise_multiplier", "float", None, "noise std / l2_norm_clip (sigma); exactly one of this and "
+         "dp.target_epsilon when enabled", _k(ge=0, nullable=True)),
+        ("target_epsilon", "float", None, "choose the smallest sigma whose epsilon after the whole run is at most "
+         "this (by dp.accountant)", _k(gt=0, nullable=True)),
+        ("delta", "float", 1.0e-5, "delta of the (epsilon, delta) guarantee; must be below 1 / training examples",
+         _k(gt=0, lt=1)),
+        ("sampling", "choice", "poisson", "batches: poisson (each example with probability batch_size / N, the "
+         "accounted law) or shuffle (accounted as poisson, a heuristic)", _k(choices=SAMPLING)),
+        ("method", "choice", "auto", "how per-example norms are found (core.clipped_grad): auto, ghost, "
+         "materialize or vmap", _k(choices=DP_METHODS)),
+        ("physical_batch_size", "int", None, "compute the batch in chunks of this many examples (a virtual batch; "
+         "null: all at once)", _k(ge=1, nullable=True)),
+        ("accountant", "choice", "rdp", "the epsilon shown in the progress line (rdp or pld; both are logged)",
+         _k(choices=("rdp", "pld"))),
     ),
 )
 
@@ -811,6 +833,28 @@ def _check_together(values, locs, where, err):
             err(("checkpoint", "keep_best_metric"), f"{best!r} is not an eval metric of this run (metrics: "
                 f"{at('metrics')}); expected one of {', '.join(repr(k) for k in known)}"
                 + (f"; {hint}" if hint else ""))
+    _check_dp(values, at, err)
+
+
+def _check_dp(values, at, err):
+    """The dp section's rules between keys, only when DP-SGD is enabled (a disabled section's keys
+    are inert, so `dp.enabled=true` alone can switch a prepared config on). The rule that needs
+    the data (delta below 1 / training examples) is checked once the data is loaded (train/dp.py)."""
+    dp = values["dp"]
+    if not dp["enabled"]:
+        return
+    sigma, target = dp["noise_multiplier"], dp["target_epsilon"]
+    if sigma is not None and target is not None:
+        err(("dp", "noise_multiplier"), f"and dp.target_epsilon are both set (dp.target_epsilon: {target:g}, "
+            f"{at('dp', 'target_epsilon')}); set exactly one: a fixed noise multiplier, or a target epsilon from "
+            "which the trainer chooses it")
+    elif sigma is None and target is None:
+        err(("dp", "enabled"), "is true but neither dp.noise_multiplier nor dp.target_epsilon is set; set exactly "
+            "one (e.g. dp.noise_multiplier: 1.0, or dp.target_epsilon: 3.0)")
+    devices = values["run"]["devices"]
+    if devices > 1:
+        err(("dp", "enabled"), f"DP-SGD trains on one device, but run.devices is {devices} ({at('run', 'devices')}); "
+            "set run.devices: 1")
 
 
 # ------------------------------------------------------------------------------------ the Config

@@ -26,6 +26,7 @@ from core.tree_util import tree_flatten_with_path, tree_map, keystr
 
 from . import config as config_lib
 from . import data as data_lib
+from . import dp as dp_lib
 from . import registry
 from .checkpoint import (Checkpointer, CheckpointCorruptError, CheckpointError, CheckpointMismatchError,
                          CheckpointWarning, restore_path)
@@ -195,15 +196,23 @@ class _Run:
             raise cfg.error("model", f"outputs shape {tuple(out_shape)} for inputs {(-1,) + self.input_shape}, but the "
                                      f"data has {self.data.num_classes} classes: the model must end in "
                                      f"Dense({self.data.num_classes})")
+        # DP-SGD (issue 15): None unless dp.enabled; all of its logic is in train/dp.py
+        self.dp = (dp_lib.DpRun(cfg, self.data, self.model, loss, input_shape=self.input_shape,
+                                total_steps=self.total_steps, batch_size=self.batch_size)
+                   if cfg.dp.enabled else None)
         o = cfg.optimizer
         self.steps = make_steps(self.model, loss, metrics, optimizer, input_shape=self.input_shape,
                                 schedule=self.schedule, grad_clip_norm=o.grad_clip_norm, weight_decay=o.weight_decay,
-                                ema_decay=o.ema_decay, devices=self.devices)
+                                ema_decay=o.ema_decay, devices=self.devices, dp=self.dp and self.dp.settings)
         self.metric_names = ["loss"] + list(metrics)
 
     # ----- batches ---------------------------------------------------------------------------------
     def _train_batches(self, epoch, start):
         d = self.cfg.data
+        if self.dp:
+            it = self.dp.batches(self.data.train, seed=self.cfg.run.seed, epoch=epoch, start=start,
+                                 batches_per_epoch=self.batches_per_epoch, shuffle=d.shuffle, augment=d.augment)
+            return data_lib.Prefetcher(it, size=d.prefetch)
         it = data_lib.batches(self.data.train, self.batch_size, seed=self.cfg.run.seed, epoch=epoch, start=start,
                               shuffle=d.shuffle, augment=d.augment)
         return data_lib.Prefetcher(it, size=d.prefetch)
@@ -256,6 +265,9 @@ class _Run:
         say(f"parameters: {count:,}")
         say("one batch: " + ", ".join(f"{k} {v.dtype}{list(v.shape)}" for k, v in batch.items()))
         say(f"steps: {self.total_steps} ({self.batches_per_epoch} per epoch), devices: {self.devices}")
+        if self.dp:
+            say(self.dp.describe())
+            say(str(self.dp.plan))
         say("dry run: nothing trained")
         return Result({}, None, self.workdir, 0, None)
 
@@ -299,6 +311,11 @@ class _Run:
                 log.text("config", "```yaml\n" + config_lib.dump_yaml(cfg) + "\n```")
             log.say(f"{'resuming at step ' + str(step) if step else 'training'}: {self.data.description}; "
                     f"{self.total_steps} steps on {self.devices} device(s); workdir {self.workdir}")
+            if self.dp:
+                self.dp.restore(meta, step)
+                log.say(self.dp.describe())
+                if step == 0:
+                    log.text("dp", self.dp.describe() + "\n\n```\n" + str(self.dp.plan) + "\n```")
             loop = _Loop(self, ckpt, log, state, step, epoch, index, meta)
             return loop.run()
 
@@ -328,8 +345,10 @@ class _Run:
             # the arrays do not fit this config's model: say which config keys changed
             meta = self._meta_of(resume, ckpt)
             self._check_same_model(meta)
+            dp_lib.check_resume(self.cfg, meta)
             raise self.cfg.error("model", f"the checkpoint does not fit this model: {e}") from None
         self._check_same_model(meta)
+        dp_lib.check_resume(self.cfg, meta)
         return step, tree, meta
 
     def _clear_the_way(self, resume, ckpt, step):
@@ -429,6 +448,9 @@ class _Loop:
         split = self.cfg.eval.split
         final.update({f"{split}/{k[5:]}": v for k, v in self.last_eval.items() if k.startswith("eval/")})
         final.update({f"test/{k}": v for k, v in (test or {}).items()})
+        if r.dp:
+            self.log.scalars(self.step, r.dp.log_scalars(self.step, pld=True))
+            final.update(r.dp.final())
         self.log.flush()
         self._summary(final, wall, path)
         return Result(final, r._host_state(self.state), r.workdir, self.step, path)
@@ -448,6 +470,8 @@ class _Loop:
             self.log.scalars(self.step + 1, {"compile_seconds": self.compile_seconds})
         self.pending.append(metrics)
         self.step += 1
+        if r.dp:
+            r.dp.record_step()
         self.index = index + 1
         if self.index == r.batches_per_epoch:
             self.epoch, self.index = self.epoch + 1, 0
@@ -501,12 +525,14 @@ class _Loop:
         rate, _ = self.log.rates(self.step)
         scalars["steps_per_second"] = rate
         scalars["examples_per_second"] = rate * self.r.batch_size
+        if self.r.dp:
+            scalars.update(self.r.dp.log_scalars(self.step, pld=False))
         self.log.scalars(self.step, scalars)
         if self.cfg.run.histograms:
             params = self.r._host_state(self.state)["opt_state"]
             self.log.histograms(self.step, [("params" + keystr(p), np.asarray(v))
                                             for p, v in tree_flatten_with_path(params)[0]])
-        self.log.progress(self.step, {**scalars, **self.last_eval})
+        self.log.progress(self.step, {**scalars, **self.last_eval, **(self.r.dp.progress() if self.r.dp else {})})
 
     def _check_nonfinite(self):
         nf = self.r._host_state(self.state["nonfinite"])
@@ -532,7 +558,7 @@ class _Loop:
         self.eval_pending = False
         prefix = "eval"
         scalars = {f"{prefix}/{k}": v for k, v in values.items()}
-        self.log.scalars(self.step, scalars)
+        self.log.scalars(self.step, {**scalars, **(self.r.dp.log_scalars(self.step, pld=True) if self.r.dp else {})})
         self.last_eval = {**scalars, "step": self.step}
         self.log.say(f"step {self.step}: {format_metrics({f'{split}/{k}': v for k, v in values.items()})}")
 
@@ -548,6 +574,8 @@ class _Loop:
                 "log_partial": {"count": self.interval_count, "sums": self.interval_sums},
                 "last_eval": self.last_eval, "eval_pending": eval_pending, "train_metrics": self.train_metrics,
                 "devices": r.devices}
+        if r.dp:
+            meta["dp"] = r.dp.meta()
         metric_name = self.cfg.checkpoint.keep_best_metric
         metric = self.last_eval.get(metric_name) if metric_name else None
         try:

@@ -5,7 +5,8 @@ The train state is one pytree (docs/design.md, "The trainer"):
 
     {"step": int32, "opt_state": optimizer state (holds the parameters), "layer_state": tree or None,
      "rng": uint32[2], "ema": params or None,
-     "nonfinite": {"consecutive", "total", "first_step", "longest"}: int32 counters}
+     "nonfinite": {"consecutive", "total", "first_step", "longest"}: int32 counters,
+     "dp": {"noise_key": uint32[2]}, only in a DP-SGD run}
 
 A batch is `{"x", "y", "mask"}` of a fixed size; `mask` is 1.0 for real examples and 0.0 for the
 padding of a ragged last batch, so the loss and every metric are means over real examples only
@@ -16,6 +17,11 @@ stay bitwise as they were (optax's `apply_if_finite` semantics); the loop decide
 On several devices the batch has a leading device axis, gradients and metric sums are summed over
 the pmap axis `"batch"`, and the loss is normalized by the global count of real examples, so the
 update equals one device's on the same global batch up to float32 summation order.
+
+With `dp` (DP-SGD, train/dp.py) the gradient is the private one instead: the clipped sum of
+per-example gradients plus noise from `fold_in(state["dp"]["noise_key"], step)`, divided by the
+expected batch size; everything after it (weight decay, clipping, the update, EMA, the guard) is
+the same code. Without `dp` the step is exactly the non-private one.
 
     >>> import nn, optim
     >>> fns = make_steps(nn.serial(nn.Dense(2)), lambda out, y: jnp.sum(out, axis=-1) * 0, {},
@@ -31,6 +37,8 @@ import nn
 import optim
 from core import lax, random
 from core.tree_util import tree_map
+
+from . import dp as dp_lib
 
 __all__ = ["AXIS", "StepFns", "make_steps"]
 
@@ -49,13 +57,15 @@ class StepFns(NamedTuple):
 
 
 def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=None, grad_clip_norm=None,
-               weight_decay=0.0, ema_decay=None, devices=1):
+               weight_decay=0.0, ema_decay=None, devices=1, dp=None):
     """The step functions for `model` (an `nn` layer), `loss_fn(outputs, labels) -> float[batch]`,
     `metric_fns` (`{name: f(outputs, labels) -> float[batch]}`) and an `optim` optimizer.
 
     `weight_decay` adds `wd * param` to each gradient (coupled L2; use `adamw` for decoupled
     decay), `grad_clip_norm` clips the global gradient norm, `ema_decay` keeps an exponential
     moving average of the parameters, which evaluation then uses. `devices > 1` pmaps both steps.
+    `dp` (a `train.dp.DpSettings`, one device) makes the train step DP-SGD's: its metrics add
+    `clipped_fraction` and `batch_size` (real examples).
     """
     opt_init, opt_update, get_params = optimizer
     axis = AXIS if devices > 1 else None
@@ -68,7 +78,8 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
         zero = jnp.zeros((), jnp.int32)
         return {"step": zero, "opt_state": opt_init(params), "layer_state": nn.init_state(model, batch_shape),
                 "rng": rng, "ema": params if ema_decay else None,
-                "nonfinite": {"consecutive": zero, "total": zero, "first_step": zero - 1, "longest": zero}}
+                "nonfinite": {"consecutive": zero, "total": zero, "first_step": zero - 1, "longest": zero},
+                **({"dp": {"noise_key": dp_lib.initial_noise_key(seed)}} if dp else {})}
 
     # Compiled, so that every leaf is a buffer of its own: the state is donated to the step, and
     # eagerly built leaves may share one buffer (equal constants, EMA = params).
@@ -76,6 +87,11 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
 
     def global_sum(x):
         return lax.psum(x, axis) if axis else x
+
+    if dp:
+        if axis:
+            raise ValueError(f"make_steps: DP-SGD (dp=...) runs on one device; got devices={devices}")
+        private_gradient = dp_lib.make_private_gradient(model, loss_fn, metric_fns, dp, input_shape)
 
     def train_step(state, batch):
         trace_counts["train"] += 1  # runs once per trace, not per call
@@ -86,12 +102,18 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
         count = jnp.maximum(global_sum(jnp.sum(mask)), 1.0)
         params = get_params(state["opt_state"])
 
-        def objective(p):
-            out, layer_state = nn.apply_with_state(model, p, x, state["layer_state"], rng=dropout_key, mode="train")
-            return jnp.sum(loss_fn(out, y) * mask) / count, (out, layer_state)
+        if dp:
+            noise_key = dp_lib.step_noise_key(state["dp"]["noise_key"], state["step"])
+            loss, grads, dp_metrics, dp_extras = private_gradient(params, batch, dropout_key, noise_key)
+            layer_state = state["layer_state"]
+        else:
+            def objective(p):
+                out, layer_state = nn.apply_with_state(model, p, x, state["layer_state"], rng=dropout_key,
+                                                       mode="train")
+                return jnp.sum(loss_fn(out, y) * mask) / count, (out, layer_state)
 
-        (loss, (out, layer_state)), grads = core.value_and_grad(objective, has_aux=True)(params)
-        loss, grads = global_sum(loss), global_sum(grads)
+            (loss, (out, layer_state)), grads = core.value_and_grad(objective, has_aux=True)(params)
+            loss, grads = global_sum(loss), global_sum(grads)
         if weight_decay:
             grads = tree_map(lambda g, p: g + weight_decay * p, grads, params)
         grad_norm = optim.l2_norm(grads)
@@ -113,11 +135,15 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
                      "longest": jnp.maximum(nf["longest"], consecutive)}
         new_state = {"step": state["step"] + 1, "opt_state": kept[0], "layer_state": kept[1], "rng": rng,
                      "ema": kept[2], "nonfinite": nonfinite}
+        if dp:
+            new_state["dp"] = state["dp"]
         metrics = {"loss": loss, "grad_norm": grad_norm}
         if schedule is not None:
             metrics["learning_rate"] = jnp.asarray(schedule(state["step"]), jnp.float32)
         for name, fn in metric_fns.items():
-            metrics[name] = global_sum(jnp.sum(fn(out, y) * mask)) / count
+            metrics[name] = dp_metrics[name] if dp else global_sum(jnp.sum(fn(out, y) * mask)) / count
+        if dp:
+            metrics.update(dp_extras)
         return new_state, metrics
 
     def eval_step(params, layer_state, batch):
