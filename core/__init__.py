@@ -26,6 +26,7 @@ from .ad_checkpoint import checkpoint, remat, checkpoint_policies, checkpoint_na
 from . import debugging as debug  # noqa: F401
 from . import errors  # noqa: F401
 from . import scipy  # noqa: F401
+from . import nn  # noqa: F401  (jax.nn; after numpy, lax, random and scipy, which it uses)
 from . import per_example  # noqa: F401
 from .per_example import (per_example_grads, per_example_grad_norms, clipped_grad,  # noqa: F401
                           ghost_plan)

@@ -8,7 +8,7 @@ import pytest
 import core
 import core.numpy as jnp
 from core import random
-from nn import initializers as I
+from core.nn import initializers as I  # the implementation (nn.initializers re-exports it)
 
 KEY = random.PRNGKey(0)
 N = (128, 512)  # 65536 samples: the sample std is within about 0.3% of the true one (1 sigma)
