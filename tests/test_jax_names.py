@@ -81,3 +81,121 @@ def test_jax_style_mlp_program_ported_by_imports():
     np.testing.assert_allclose(np.asarray(act), np.maximum(xn, 0) + sig + xn * sig, rtol=1e-6)
     # glorot_normal's scale: variance 2 / (fan_in + fan_out), truncated normal: a loose bound
     assert params[0][0].shape == (4, 5) and params[0][0].dtype == jnp.float32
+
+
+# ----- item 5: config options and environment variables as JAX spells them -------------------
+
+JAX_OPTIONS = ["jax_enable_x64", "jax_disable_jit", "jax_debug_nans", "jax_debug_infs",
+               "jax_numpy_rank_promotion", "jax_numpy_dtype_promotion", "jax_debug_key_reuse",
+               "jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
+               "jax_compilation_cache_max_size", "jax_check_tracer_leaks", "jax_platforms"]
+
+
+@pytest.mark.parametrize("jax_name", JAX_OPTIONS)
+def test_every_jax_option_name_is_an_alias_of_ours(jax_name):
+    from core.config import Config
+    cfg = Config()  # a private instance: the process's flags stay as they are
+    ours = jax_name[len("jax_"):]
+    assert cfg.read(jax_name) == cfg.read(ours) == getattr(cfg, jax_name)
+    new = {bool: lambda v: not v, str: lambda v: {"allow": "raise", "standard": "strict"}.get(v, v),
+           float: lambda v: v + 1.5, int: lambda v: v + 7, type(None): lambda v: None}[type(cfg.read(ours))]
+    value = new(cfg.read(ours))
+    if ours == "compilation_cache_dir":
+        value = "/tmp/purenn-test-cache-alias"
+    if ours == "platforms":
+        value = "gpu" if cfg.read(ours) == "cpu" else "cpu"
+    cfg.update(jax_name, value)
+    assert cfg.read(ours) == value and cfg.read(jax_name) == value and getattr(cfg, jax_name) == value
+
+
+def test_unknown_jax_option_names_the_known_ones():
+    from core.config import Config
+    with pytest.raises(AttributeError, match="jax_no_such_option.*enable_x64"):
+        Config().update("jax_no_such_option", True)
+    with pytest.raises(ValueError, match="numpy_rank_promotion"):
+        Config().update("jax_numpy_rank_promotion", "sometimes")
+    with pytest.raises(ValueError, match="unknown platform.*tpu"):
+        Config().update("jax_platforms", "tpu")
+
+
+def test_disable_jit_alias_keeps_the_thread_local_context_manager():
+    calls = []
+
+    def f(x):
+        calls.append(type(x))
+        return x + 1.0
+
+    g = core.jit(f)
+    g(1.0)
+    n = len(calls)
+    try:
+        core.config.update("jax_disable_jit", True)
+        assert float(g(1.0)) == 2.0
+        assert len(calls) == n + 1 and calls[-1] is float  # ran op by op on the Python value, untraced
+    finally:
+        core.config.update("jax_disable_jit", False)
+    with core.disable_jit():
+        assert core.config.disable_jit and core.config.read("jax_disable_jit")
+    assert not core.config.read("jax_disable_jit")
+
+
+def test_parse_flags_with_absl_reads_jax_flags_from_argv():
+    from core.config import Config
+    cfg = Config()
+    cfg.parse_flags_with_absl(["prog", "--jax_enable_x64", "--nojax_debug_nans", "--unrelated=3",
+                               "--jax_numpy_rank_promotion=warn", "positional",
+                               "--jax_persistent_cache_min_compile_time_secs=2.5"])
+    assert cfg.enable_x64 is True and cfg.debug_nans is False
+    assert cfg.numpy_rank_promotion == "warn" and cfg.persistent_cache_min_compile_time_secs == 2.5
+    with pytest.raises(ValueError, match="jax_debug_infs takes true or false"):
+        cfg.parse_flags_with_absl(["prog", "--jax_debug_infs=maybe"])
+    assert callable(core.config.config_with_absl) and callable(core.config.parse_flags_with_absl)
+
+
+def _run(code, **env):
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(("PURENN_", "JAX_")) and k != "XLA_FLAGS"}
+    environ.update(env, PYTHONPATH=ROOT, PURENN_PLATFORM="cpu")
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environ, cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_jax_environment_variables_and_xla_flags_device_count():
+    code = """
+        import core
+        print(core.config.enable_x64, core.config.debug_nans, core.numpy.ones(2).dtype, core.device_count())
+    """
+    assert _run(code, JAX_ENABLE_X64="1", JAX_DEBUG_NANS="true",
+                XLA_FLAGS="--xla_force_host_platform_device_count=3") == ["True", "True", "float64", "3"]
+    # ours wins when both are set
+    assert _run(code, JAX_ENABLE_X64="1", PURENN_ENABLE_X64="0", PURENN_NUM_CPU_DEVICES="2",
+                XLA_FLAGS="--xla_force_host_platform_device_count=3") == ["False", "False", "float32", "2"]
+
+
+def test_config_with_absl_defines_jax_flags_that_update_the_config():
+    pytest.importorskip("absl")
+    code = """
+        import core
+        from absl import flags
+        core.config.config_with_absl()
+        flags.FLAGS(["prog", "--jax_numpy_rank_promotion=raise", "--jax_debug_infs"])
+        print(core.config.numpy_rank_promotion, core.config.debug_infs, core.config.enable_x64)
+    """
+    assert _run(code) == ["raise", "True", "False"]
+
+
+def test_jax_style_x64_program_ported_by_imports():
+    # jax.config.update("jax_enable_x64", True) as the first thing a float64 program does
+    import core as jax
+    import core.numpy as jnp
+    try:
+        jax.config.update("jax_enable_x64", True)
+        x = jnp.linspace(0.0, 1.0, 5)
+        y = jax.jit(lambda x: jnp.sum(jnp.exp(x) / 3.0))(x)
+        assert x.dtype == jnp.float64 and y.dtype == jnp.float64
+        np.testing.assert_allclose(float(y), np.sum(np.exp(np.linspace(0.0, 1.0, 5)) / 3.0), rtol=1e-14)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    assert jnp.linspace(0.0, 1.0, 5).dtype == jnp.float32

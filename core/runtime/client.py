@@ -2,7 +2,9 @@
 
 CPU is always there; `PURENN_NUM_CPU_DEVICES=N` gives N CPU devices in one process (pmap on CPU).
 If a CUDA PJRT plugin package is installed (the `jax_cuda12_plugin`/`jax_cuda13_plugin` wheels),
-its GPUs become the default backend; `PURENN_PLATFORM=cpu` forces the CPU.
+its GPUs become the default backend; `PURENN_PLATFORM=cpu` (or JAX's `JAX_PLATFORMS=cpu`, or
+`config.update("platforms", "cpu")` before the first computation) forces the CPU. JAX's
+`XLA_FLAGS=--xla_force_host_platform_device_count=N` works as `PURENN_NUM_CPU_DEVICES=N`.
 """
 import gc
 import importlib.util
@@ -74,19 +76,35 @@ def _patch_sharding_classes():
 
 
 def _num_cpu_devices():
-    raw = os.environ.get("PURENN_NUM_CPU_DEVICES", "1")
+    """How many CPU devices: `PURENN_NUM_CPU_DEVICES`, else JAX's
+    `XLA_FLAGS=--xla_force_host_platform_device_count=N` (ours wins when both are set), else 1."""
+    var, raw = "PURENN_NUM_CPU_DEVICES", os.environ.get("PURENN_NUM_CPU_DEVICES")
+    if raw is None:
+        var, raw = "XLA_FLAGS --xla_force_host_platform_device_count", "1"
+        for flag in os.environ.get("XLA_FLAGS", "").split():
+            if flag.startswith("--xla_force_host_platform_device_count="):
+                raw = flag.partition("=")[2]  # the last one wins, as in XLA's own flag parsing
     try:
         n = int(raw)
     except ValueError:
-        raise ValueError(f"PURENN_NUM_CPU_DEVICES must be a positive integer, got {raw!r}") from None
+        raise ValueError(f"{var} must be a positive integer, got {raw!r}") from None
     if n < 1:
-        raise ValueError(f"PURENN_NUM_CPU_DEVICES must be a positive integer, got {n}")
+        raise ValueError(f"{var} must be a positive integer, got {n}")
     return n
+
+
+def _cpu_only():
+    """True when the `platforms` option (`JAX_PLATFORMS`, `PURENN_PLATFORM`) names no GPU platform."""
+    from ..config import config
+    platforms = config.platforms
+    if not platforms:
+        return False
+    return not any(p.strip() in ("cuda", "gpu") for p in platforms.lower().split(","))
 
 
 def _load_cuda_plugin():
     """Load the CUDA PJRT plugin if its wheel is installed; True when it is loaded."""
-    if os.environ.get("PURENN_PLATFORM", "").lower() == "cpu":
+    if _cpu_only():
         return False
     for name in ("jax_cuda13_plugin", "jax_cuda12_plugin"):
         spec = importlib.util.find_spec(name)
