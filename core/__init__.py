@@ -2,10 +2,13 @@
 
 The public surface only; see docs/design.md for the layering.
 """
+from .version import __version__, __version_info__  # noqa: F401
 from .config import config  # noqa: F401
 from . import dtypes  # noqa: F401
 from .avals import ShapedArray, ShapeDtypeStruct  # noqa: F401
-from .array import Array, device_put, device_get, block_until_ready  # noqa: F401
+from . import array  # noqa: F401
+from .array import device_put, device_get, block_until_ready  # noqa: F401
+from .basearray import Array  # noqa: F401  (abstract: device arrays and tracers, as jax.Array)
 from .runtime import (devices, local_devices, device_count, local_device_count,  # noqa: F401
                       default_backend, process_index, process_count)
 from . import tree_util  # noqa: F401
@@ -28,6 +31,8 @@ from . import errors  # noqa: F401
 from . import scipy  # noqa: F401
 from . import nn  # noqa: F401  (jax.nn; after numpy, lax, random and scipy, which it uses)
 from . import per_example  # noqa: F401
+from . import distributed  # noqa: F401
+from . import test_util  # noqa: F401
 from .per_example import (per_example_grads, per_example_grad_norms, clipped_grad,  # noqa: F401
                           ghost_plan)
 

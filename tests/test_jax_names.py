@@ -199,3 +199,71 @@ def test_jax_style_x64_program_ported_by_imports():
     finally:
         jax.config.update("jax_enable_x64", False)
     assert jnp.linspace(0.0, 1.0, 5).dtype == jnp.float32
+
+
+# ----- item 6: tracers are Arrays; __version__, distributed, test_util -----------------------
+
+def _seen_types(transform, f, x):
+    seen = []
+
+    def probe(x):
+        seen.append((isinstance(x, core.Array), isinstance(x, jnp.ndarray), type(x).__name__))
+        return f(x)
+    transform(probe)(x)
+    return seen
+
+
+@pytest.mark.parametrize("name", ["grad", "jit", "vmap", "pmap", "jvp", "eager"])
+def test_tracers_are_instances_of_array_under_every_transformation(name):
+    x = jnp.ones((1, 2)) if name in ("vmap", "pmap") else jnp.float32(1.5)
+    f = lambda x: jnp.sum(x * x)  # noqa: E731
+    transform = {"grad": core.grad, "jit": core.jit, "vmap": core.vmap, "pmap": core.pmap,
+                 "jvp": lambda g: (lambda x: core.jvp(g, (x,), (x,))), "eager": lambda g: g}[name]
+    seen = _seen_types(transform, f, x)
+    assert seen and all(a and b for a, b, _ in seen), seen
+    if name != "eager":
+        assert all(t != "Array" for _, _, t in seen), seen  # a tracer, not a concrete array
+
+
+def test_array_type_is_abstract_and_concrete_checks_still_exclude_tracers():
+    from core.array import Array as DeviceArray
+    x = jnp.arange(3.0)
+    assert type(x) is DeviceArray and isinstance(x, core.Array) and issubclass(DeviceArray, core.Array)
+    assert not isinstance(np.ones(3), core.Array) and not isinstance(1.0, jnp.ndarray)
+    # the concrete class stays exact: core's code that needs a device buffer does not take a tracer
+    core.jit(lambda t: (isinstance(t, core.Array) and not isinstance(t, DeviceArray)) or 1 / 0)(x)
+    # core.Array(buf, aval) still builds a concrete array
+    y = core.Array(x._buf, x.aval)
+    assert type(y) is DeviceArray and np.array_equal(np.asarray(y), [0.0, 1.0, 2.0])
+    assert repr(type(x).__name__) == "'Array'"
+
+
+def test_version_distributed_and_test_util_after_a_bare_import():
+    code = """
+        import core
+        print(core.__version__, core.distributed.__name__, core.test_util.__name__, core.nn.__name__)
+    """
+    version, *mods = _run(code)
+    assert mods == ["core.distributed", "core.test_util", "core.nn"]
+    assert version == core.__version__ and tuple(map(int, version.split("."))) == core.__version_info__
+
+
+def test_jax_style_program_dispatching_on_array_ported_by_imports():
+    # a helper that accepts arrays or Python lists, as JAX code often checks `isinstance(x, jax.Array)`
+    import core as jax
+    import core.numpy as jnp
+
+    def as_array(x):
+        return x if isinstance(x, jax.Array) else jnp.asarray(x, dtype=jnp.float32)
+
+    def loss(w, x):
+        return jnp.sum(jnp.tanh(as_array(w) * as_array(x)) ** 2)
+
+    w = np.array([0.5, -1.0, 0.25])
+    x = [1.0, 2.0, 3.0]
+    g = jax.jit(jax.grad(loss))(jnp.asarray(w, dtype=jnp.float32), x)
+    per_row = jax.vmap(lambda w: loss(w, x))(jnp.asarray(np.stack([w, 2 * w]), dtype=jnp.float32))
+    t = np.tanh(w * np.array(x))
+    np.testing.assert_allclose(np.asarray(g), 2 * t * (1 - t ** 2) * np.array(x), rtol=1e-5)
+    want_rows = [np.sum(np.tanh(v * np.array(x)) ** 2) for v in (w, 2 * w)]
+    np.testing.assert_allclose(np.asarray(per_row), want_rows, rtol=1e-6)

@@ -4,8 +4,8 @@ Where JAX deliberately differs from NumPy, we do as JAX and say so in the functi
 arrays are immutable (`x.at[i].set(v)` instead of `x[i] = v`), out-of-bounds indices clamp in
 gathers and are dropped in scatters, and 64-bit types need `enable_x64`.
 """
-from ..array import Array as ndarray  # noqa: F401
-from ..array import Array  # noqa: F401
+from ..basearray import Array as ndarray  # noqa: F401  (device arrays and tracers, as jax.numpy.ndarray)
+from ..basearray import Array  # noqa: F401
 from .dtype_api import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .ufuncs import *  # noqa: F401,F403
