@@ -32,6 +32,11 @@ from . import scipy  # noqa: F401
 from . import nn  # noqa: F401  (jax.nn; after numpy, lax, random and scipy, which it uses)
 from . import per_example  # noqa: F401
 from . import distributed  # noqa: F401
+from . import tree  # noqa: F401  (jax.tree: core.tree.map, leaves, ...)
+from . import flatten_util  # noqa: F401
+from . import ops  # noqa: F401  (segment_sum, segment_max, ...)
+from .callbacks import pure_callback  # noqa: F401
+from .scopes import ensure_compile_time_eval, named_scope  # noqa: F401
 from . import test_util  # noqa: F401
 from .per_example import (per_example_grads, per_example_grad_norms, clipped_grad,  # noqa: F401
                           ghost_plan)
@@ -60,6 +65,7 @@ from .config import checking_leaks  # noqa: F401
 # Every public function is an API entry point: errors leaving it show the user's frames only
 # (core/traceback_util.py). core.numpy and core.lax do this for themselves.
 from . import traceback_util as _traceback_util  # noqa: E402
-for _namespace in (random.__dict__, scipy.special.__dict__, debug.__dict__, tree_util.__dict__, globals()):
+for _namespace in (random.__dict__, scipy.special.__dict__, debug.__dict__, tree_util.__dict__, tree.__dict__,
+                   ops.__dict__, flatten_util.__dict__, globals()):
     _traceback_util.boundaries_for_namespace(_namespace)
 del _namespace

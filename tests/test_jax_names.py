@@ -267,3 +267,221 @@ def test_jax_style_program_dispatching_on_array_ported_by_imports():
     np.testing.assert_allclose(np.asarray(g), 2 * t * (1 - t ** 2) * np.array(x), rtol=1e-5)
     want_rows = [np.sum(np.tanh(v * np.array(x)) ** 2) for v in (w, 2 * w)]
     np.testing.assert_allclose(np.asarray(per_row), want_rows, rtol=1e-6)
+
+
+# ----- item 8: core.tree, ravel_pytree, segment ops, compile-time eval, named_scope, pure_callback
+
+def test_core_tree_is_jax_tree():
+    tu = core.tree_util
+    pairs = {"map": tu.tree_map, "leaves": tu.tree_leaves, "structure": tu.tree_structure,
+             "flatten": tu.tree_flatten, "unflatten": tu.tree_unflatten, "reduce": tu.tree_reduce,
+             "all": tu.tree_all, "transpose": tu.tree_transpose, "map_with_path": tu.tree_map_with_path,
+             "flatten_with_path": tu.tree_flatten_with_path, "leaves_with_path": tu.tree_leaves_with_path}
+    for name, fn in pairs.items():
+        assert getattr(core.tree, name) is fn, name
+    t = {"b": (1, 2), "a": [3]}
+    assert core.tree.map(lambda x, y: x * 10 + y, t, t) == {"b": (11, 22), "a": [33]}
+    assert core.tree.leaves(t) == [3, 1, 2] and core.tree.reduce(lambda a, b: a + b, t) == 6
+    leaves, treedef = core.tree.flatten(t)
+    assert core.tree.unflatten(treedef, [7, 8, 9]) == {"a": [7], "b": (8, 9)}
+    assert core.tree.structure(t) == treedef and core.tree.all({"x": True, "y": (1, 2)})
+    assert not core.tree.all([True, 0])
+    outer, inner = core.tree.structure([0, 0]), core.tree.structure((0, 0, 0))
+    assert core.tree.transpose(outer, inner, [(1, 2, 3), (4, 5, 6)]) == ([1, 4], [2, 5], [3, 6])
+    paths = [core.tree_util.keystr(p) for p, _ in core.tree.flatten_with_path(t)[0]]
+    assert paths == ["['a'][0]", "['b'][0]", "['b'][1]"]
+    assert core.tree.map_with_path(lambda p, x: len(p) * x, t) == {"a": [6], "b": (2, 4)}
+
+
+def test_ravel_pytree_round_trip_dtypes_and_errors():
+    from core.flatten_util import ravel_pytree
+    tree = {"w": np.arange(6.0).reshape(2, 3), "b": np.array([7.0, 8.0]), "i": np.array([1, 2], np.int32)}
+    flat, unravel = ravel_pytree(tree)
+    # leaf order is tree_flatten's (sorted dict keys); int32 and float32 promote to float32
+    np.testing.assert_array_equal(np.asarray(flat), np.concatenate([[7.0, 8.0], [1.0, 2.0], np.arange(6.0)]))
+    assert flat.dtype == jnp.float32
+    back = unravel(flat * 2)
+    assert back["i"].dtype == jnp.int32 and back["w"].shape == (2, 3)
+    np.testing.assert_array_equal(np.asarray(back["w"]), 2 * tree["w"])
+    np.testing.assert_array_equal(np.asarray(back["i"]), [2, 4])
+    with pytest.raises(ValueError, match=r"shape \(10,\), got shape \(9,\)"):
+        unravel(jnp.zeros(9))
+    with pytest.raises(TypeError, match="dtype float32.*got int32"):
+        unravel(jnp.zeros(10, jnp.int32))
+    empty, unravel_empty = ravel_pytree(())
+    assert empty.shape == (0,) and unravel_empty(empty) == ()
+    # under jit, both directions
+    out = core.jit(lambda t: ravel_pytree(t)[1](ravel_pytree(t)[0] + 1.0))({"a": jnp.ones(2)})
+    np.testing.assert_array_equal(np.asarray(out["a"]), [2.0, 2.0])
+
+
+def test_ravel_pytree_gradients_flow_both_ways():
+    from core.flatten_util import ravel_pytree
+    params = {"a": jnp.array([1.0, -2.0]), "b": jnp.array(3.0)}
+    # d/dp sum(ravel(p)^3) = 3 p^2, per leaf
+    g = core.grad(lambda p: jnp.sum(ravel_pytree(p)[0] ** 3))(params)
+    np.testing.assert_allclose(np.asarray(g["a"]), [3.0, 12.0])
+    np.testing.assert_allclose(float(g["b"]), 27.0)
+    flat, unravel = ravel_pytree(params)
+    # d/dv of a["a"][1] * b through unravel: nonzero only at those two positions
+    gv = core.grad(lambda v: unravel(v)["a"][1] * unravel(v)["b"])(flat)
+    np.testing.assert_allclose(np.asarray(gv), [0.0, 3.0, -2.0])
+
+
+def _np_segment(data, ids, n, op, identity):
+    out = np.full((n,) + data.shape[1:], identity, np.float64)
+    for row, k in zip(data, ids):
+        if 0 <= k < n:
+            out[k] = op(out[k], row)
+    return out
+
+
+SEGMENT_OPS = [("segment_sum", np.add, 0.0), ("segment_prod", np.multiply, 1.0),
+               ("segment_max", np.maximum, -np.inf), ("segment_min", np.minimum, np.inf)]
+
+
+@pytest.mark.parametrize("name,op,identity", SEGMENT_OPS)
+def test_segment_ops_against_a_numpy_loop(name, op, identity):
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(7, 2))
+    ids = np.array([0, 3, 3, -1, 0, 5, 1])  # -1 and 5 are out of range (4 segments): dropped; 2 is empty
+    fn = getattr(core.ops, name)
+    want = _np_segment(data, ids, 4, op, identity)
+    got = fn(jnp.asarray(data, jnp.float32), jnp.asarray(ids), num_segments=4)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    jitted = core.jit(lambda d, i: fn(d, i, 4, indices_are_sorted=False, unique_indices=False))
+    np.testing.assert_allclose(np.asarray(jitted(jnp.asarray(data, jnp.float32), jnp.asarray(ids))), want, rtol=1e-6)
+    # without num_segments, from concrete ids: max(ids) + 1 = 6 segments
+    assert fn(jnp.asarray(data, jnp.float32), jnp.asarray(ids)).shape == (6, 2)
+
+
+def test_segment_ops_integers_errors_and_gradients():
+    ints = core.ops.segment_max(jnp.array([4, 9, 2]), jnp.array([1, 1, 2]), 4)
+    assert ints.dtype == jnp.int32
+    np.testing.assert_array_equal(np.asarray(ints), [np.iinfo(np.int32).min, 9, 2, np.iinfo(np.int32).min])
+    with pytest.raises(TypeError, match="num_segments is needed under a transformation"):
+        core.jit(lambda d, i: core.ops.segment_sum(d, i))(jnp.ones(3), jnp.array([0, 1, 1]))
+    with pytest.raises(ValueError, match=r"leading axis must match.*float32\[3\].*int32\[2\]"):
+        core.ops.segment_sum(jnp.ones(3), jnp.array([0, 1]), 2)
+    ids = jnp.array([0, 0, 1, 2, 2])
+    x = jnp.array([1.0, 3.0, 2.0, 5.0, 4.0])
+    w = jnp.array([1.0, 2.0, 3.0])
+    # d/dx sum(w * segment_sum(x)) = w[ids]; d/dx sum(w * segment_max(x)) = w at each segment's argmax
+    np.testing.assert_allclose(np.asarray(core.grad(lambda x: jnp.sum(w * core.ops.segment_sum(x, ids, 3)))(x)),
+                               [1.0, 1.0, 2.0, 3.0, 3.0])
+    np.testing.assert_allclose(np.asarray(core.grad(lambda x: jnp.sum(w * core.ops.segment_max(x, ids, 3)))(x)),
+                               [0.0, 1.0, 2.0, 3.0, 0.0])
+    np.testing.assert_allclose(np.asarray(core.grad(lambda x: jnp.sum(w * core.ops.segment_min(x, ids, 3)))(x)),
+                               [1.0, 0.0, 2.0, 0.0, 3.0])
+
+
+def test_ensure_compile_time_eval_gives_concrete_values_inside_jit():
+    from core.array import Array as DeviceArray
+    seen = {}
+
+    @core.jit
+    def f(x):
+        with core.ensure_compile_time_eval():
+            y = jnp.sin(jnp.float32(3.0))
+            positive = y > 0  # concrete: Python control flow may branch on it
+            staged = x * y  # an operation on the traced argument is still staged
+        seen.update(y=type(y), staged=type(staged))
+        return staged if positive else -staged
+    out = f(jnp.float32(2.0))
+    assert seen["y"] is DeviceArray and seen["staged"] is not DeviceArray
+    np.testing.assert_allclose(float(out), 2.0 * np.sin(3.0), rtol=1e-6)
+    # outside a transformation it changes nothing
+    with core.ensure_compile_time_eval():
+        assert float(core.grad(lambda x: x * x)(3.0)) == 6.0
+
+
+def test_named_scope_is_a_checked_no_op():
+    def f(x):
+        with core.named_scope("layer1"):
+            return jnp.tanh(x) * 2
+    np.testing.assert_allclose(np.asarray(core.jit(f)(jnp.array([0.5]))), 2 * np.tanh([0.5]), rtol=1e-6)
+    assert str(core.make_jaxpr(f)(1.0)) == str(core.make_jaxpr(lambda x: jnp.tanh(x) * 2)(1.0))
+    with pytest.raises(TypeError, match="named_scope: the name must be a string, got int 3"):
+        with core.named_scope(3):
+            pass
+
+
+def _host_stats(x, scale):
+    return {"sin": np.sin(x) * scale, "n": np.array(x.size, np.int32)}
+
+
+def _stats_spec(x):
+    return {"sin": core.ShapeDtypeStruct(x.shape, x.dtype), "n": core.ShapeDtypeStruct((), jnp.int32)}
+
+
+def test_pure_callback_eager_jit_and_errors():
+    x = jnp.arange(3.0)
+    for fn in (lambda x: core.pure_callback(_host_stats, _stats_spec(x), x, 2.0),
+               core.jit(lambda x: core.pure_callback(_host_stats, _stats_spec(x), x, scale=2.0))):
+        out = fn(x)
+        np.testing.assert_allclose(np.asarray(out["sin"]), 2 * np.sin(np.arange(3.0)), rtol=1e-6)
+        assert int(out["n"]) == 3 and out["n"].dtype == jnp.int32 and out["n"].shape == ()
+    bad = core.ShapeDtypeStruct((2,), jnp.float32)
+    with pytest.raises(Exception, match=r"returned result 0 of shape \(3,\).*f32\[2\]"):
+        core.pure_callback(np.sin, bad, x)
+    with pytest.raises(ValueError, match="cannot be differentiated.*custom_jvp"):
+        core.grad(lambda x: jnp.sum(core.pure_callback(np.sin, core.ShapeDtypeStruct((3,), jnp.float32), x)))(x)
+    with pytest.raises(NotImplementedError, match="vmap_method=.*sequential"):
+        core.vmap(lambda x: core.pure_callback(np.sin, core.ShapeDtypeStruct((), jnp.float32), x))(x)
+
+
+@pytest.mark.parametrize("method", ["sequential", "expand_dims", "broadcast_all"])
+def test_pure_callback_under_vmap(method):
+    shapes = []
+
+    def host_dot(a, b):
+        shapes.append((np.shape(a), np.shape(b)))
+        return np.sum(a * b, axis=-1)
+
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.array([1.0, -1.0, 2.0])
+    f = core.jit(core.vmap(lambda a: core.pure_callback(host_dot, core.ShapeDtypeStruct((), jnp.float32), a, b,
+                                                        vmap_method=method)))
+    np.testing.assert_allclose(np.asarray(f(jnp.asarray(a, jnp.float32))), a @ b, rtol=1e-6)
+    want = {"sequential": [((3,), (3,))] * 2, "expand_dims": [((2, 3), (1, 3))],
+            "broadcast_all": [((2, 3), (2, 3))]}[method]
+    assert shapes == want
+
+
+def test_jax_style_program_with_top_level_pieces_ported_by_imports():
+    # Graph pooling as JAX code writes it; only the imports were rewritten
+    # (`import jax` -> `import core as jax`, `from jax.flatten_util import ...` -> `from core.flatten_util ...`).
+    import core as jax
+    import core.numpy as jnp
+    from core.flatten_util import ravel_pytree
+
+    def host_norm(v):
+        return np.linalg.norm(v).astype(np.float32)
+
+    def pool(params, feats, graph_ids):
+        with jax.named_scope("pool"):
+            with jax.ensure_compile_time_eval():
+                n_graphs = 3
+            h = jnp.tanh(feats @ params["w"])
+            summed = jax.ops.segment_sum(h, graph_ids, num_segments=n_graphs)
+            biggest = jax.ops.segment_max(h, graph_ids, num_segments=n_graphs)
+        return summed + biggest
+
+    params = {"w": jnp.asarray(np.linspace(-1, 1, 6).reshape(3, 2), jnp.float32)}
+    feats = jnp.asarray(np.linspace(0.0, 2.0, 15).reshape(5, 3), jnp.float32)
+    ids = jnp.array([0, 0, 1, 2, 2])
+    out = jax.jit(pool)(params, feats, ids)
+    grads = jax.grad(lambda p: jnp.sum(pool(p, feats, ids) ** 2))(params)
+    flat, unravel = ravel_pytree(jax.tree.map(lambda g: g * 0.5, grads))
+    norm = jax.jit(lambda v: jax.pure_callback(host_norm, jax.ShapeDtypeStruct((), jnp.float32), v))(flat)
+
+    h = np.tanh(np.asarray(feats, np.float64) @ np.asarray(params["w"], np.float64))
+    idn = np.asarray(ids)
+    want = np.stack([h[idn == k].sum(0) + h[idn == k].max(0) for k in range(3)])
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5)
+    # the gradient by hand: d sum(out^2)/dh = 2 out[k] (1 + [h is its segment's max]), then through tanh
+    dh = np.stack([2 * want[k] * (1 + (h[i] == h[idn == k].max(0))) for i, k in enumerate(idn)])
+    dw = np.asarray(feats, np.float64).T @ (dh * (1 - h ** 2))
+    np.testing.assert_allclose(np.asarray(grads["w"]), dw, rtol=1e-4)
+    np.testing.assert_allclose(float(norm), np.linalg.norm(0.5 * dw), rtol=1e-4)
+    np.testing.assert_allclose(np.asarray(unravel(flat)["w"]), 0.5 * dw, rtol=1e-4)
