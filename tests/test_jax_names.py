@@ -30,6 +30,52 @@ def test_core_nn_is_the_one_implementation_nn_reexports():
     assert "initializers" in core.nn.__all__
 
 
+def _np_sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# jax.nn's other activations against float64 NumPy formulas written independently of ours
+MORE_ACTIVATIONS = {
+    "celu": lambda x: np.where(x > 0, x, np.exp(x) - 1),
+    "hard_sigmoid": lambda x: np.clip(x + 3, 0, 6) / 6,
+    "hard_silu": lambda x: x * np.clip(x + 3, 0, 6) / 6,
+    "hard_swish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
+    "hard_tanh": lambda x: np.clip(x, -1, 1),
+    "mish": lambda x: x * np.tanh(np.log1p(np.exp(x))),
+    "soft_sign": lambda x: x / (np.abs(x) + 1),
+    "squareplus": lambda x: (x + np.sqrt(x * x + 4)) / 2,
+    "sparse_plus": lambda x: np.piecewise(x, [x <= -1, x >= 1], [0.0, lambda v: v, lambda v: (v + 1) ** 2 / 4]),
+    "tanh": np.tanh,
+    "identity": lambda x: x,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_ACTIVATIONS))
+def test_more_jax_nn_activations_against_numpy_with_gradients(name):
+    from core.test_util import check_grads
+    import nn
+    fn = getattr(core.nn, name)
+    assert getattr(nn, name) is fn and name in core.nn.__all__
+    # points away from the kinks (-3, -1, 0, 1, 3), where finite differences straddle two pieces
+    x = np.array([-4.2, -2.5, -1.7, -0.6, -0.2, 0.3, 0.8, 1.6, 2.2, 3.9])
+    np.testing.assert_allclose(np.asarray(fn(jnp.asarray(x, jnp.float32))), MORE_ACTIVATIONS[name](x),
+                               rtol=2e-6, atol=1e-6)
+    # integers promote to the default float, except through identity (as JAX's, which returns x)
+    assert fn(jnp.asarray(x, jnp.float32)).dtype == jnp.float32
+    assert fn(jnp.arange(3)).dtype == (jnp.int32 if name == "identity" else jnp.float32)
+    check_grads(fn, (x.astype(np.float32),), order=1)
+
+
+def test_glu_splits_the_axis_into_value_and_gate():
+    x = np.arange(12.0).reshape(2, 6) / 5 - 1
+    want = x[:, :3] * _np_sigmoid(x[:, 3:])
+    np.testing.assert_allclose(np.asarray(core.nn.glu(jnp.asarray(x, jnp.float32))), want, rtol=1e-6)
+    want0 = x.T[:3] * _np_sigmoid(x.T[3:])
+    np.testing.assert_allclose(np.asarray(core.nn.glu(jnp.asarray(x.T, jnp.float32), axis=0)), want0, rtol=1e-6)
+    with pytest.raises(ValueError, match=r"glu: axis -1 of x \(float32\[2, 3\]\) must have an even size"):
+        core.nn.glu(jnp.ones((2, 3)))
+
+
 def _np_softmax(x):
     e = np.exp(x - x.max(-1, keepdims=True))
     return e / e.sum(-1, keepdims=True)

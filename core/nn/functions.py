@@ -22,7 +22,9 @@ from core import lax
 from core.scipy.special import logsumexp as _logsumexp
 
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "elu", "leaky_relu", "selu", "softplus", "sigmoid",
-           "log_sigmoid", "softmax", "log_softmax", "logsumexp", "one_hot", "standardize"]
+           "log_sigmoid", "softmax", "log_softmax", "logsumexp", "one_hot", "standardize",
+           "celu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "mish", "soft_sign",
+           "squareplus", "sparse_plus", "tanh", "identity"]
 
 # SELU's fixed point constants (Klambauer et al., 2017, arXiv:1706.02515, eq. 14)
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -132,6 +134,86 @@ def log_sigmoid(x):
     """log(sigmoid(x)) = -softplus(-x), finite for large negative x where log(sigmoid(x)) would be
     log(0). Example: `log_sigmoid(jnp.array([-100.]))` is `[-100.]`."""
     return -softplus(-_inexact(x))
+
+
+# ----- the rest of jax.nn's activations -------------------------------------------------------
+
+def celu(x, alpha=1.0):
+    """The continuously differentiable ELU `max(x, 0) + alpha * expm1(min(x, 0) / alpha)` (Barron,
+    2017, arXiv:1704.07483). Example: `celu(jnp.array([-1., 2.]))` is `[-0.632, 2.]`."""
+    x = _inexact(x)
+    return jnp.maximum(x, 0) + alpha * jnp.expm1(jnp.minimum(x, 0) / alpha)
+
+
+def glu(x, axis=-1):
+    """The gated linear unit: `x` split in two halves `a, b` along `axis`, then `a * sigmoid(b)`
+    (Dauphin et al., 2016, arXiv:1612.08083). Example: `glu(jnp.array([2., 0.]))` is `[1.]`."""
+    x = _inexact(x)
+    size = x.shape[axis]
+    if size % 2:
+        raise ValueError(f"glu: axis {axis} of x ({x.dtype}{list(x.shape)}) must have an even size, to split into "
+                         f"the value and gate halves; it has {size}.")
+    a, b = jnp.split(x, 2, axis=axis)
+    return a * sigmoid(b)
+
+
+def hard_tanh(x):
+    """-1 below -1, 1 above 1, x between. Example: `hard_tanh(jnp.array([-3., 0.5]))` is `[-1., 0.5]`."""
+    x = _inexact(x)
+    return jnp.where(x > 1, 1.0, jnp.where(x < -1, -1.0, x)).astype(x.dtype)
+
+
+def hard_sigmoid(x):
+    """The piecewise-linear sigmoid `relu6(x + 3) / 6` (Howard et al., 2019, arXiv:1905.02244).
+    Example: `hard_sigmoid(jnp.array([0.]))` is `[0.5]`."""
+    return relu6(_inexact(x) + 3.0) / 6.0
+
+
+def hard_silu(x):
+    """`x * hard_sigmoid(x)`, also called hard swish. Example: `hard_silu(jnp.array([3.]))` is `[3.]`."""
+    x = _inexact(x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def mish(x):
+    """`x * tanh(softplus(x))` (Misra, 2019, arXiv:1908.08681). Example: `mish(jnp.array([0.]))` is `[0.]`."""
+    x = _inexact(x)
+    return x * jnp.tanh(softplus(x))
+
+
+def soft_sign(x):
+    """`x / (|x| + 1)`. Example: `soft_sign(jnp.array([-3.]))` is `[-0.75]`."""
+    x = _inexact(x)
+    return x / (jnp.abs(x) + 1)
+
+
+def squareplus(x, b=4):
+    """`(x + sqrt(x^2 + b)) / 2`, a smooth rectifier with no exponential (Barron, 2021,
+    arXiv:2112.11687). Example: `squareplus(jnp.array([0.]))` is `[1.]`."""
+    x = _inexact(x)
+    return (x + jnp.sqrt(x * x + b)) / 2
+
+
+def sparse_plus(x):
+    """0 for x <= -1, `(x + 1)^2 / 4` for -1 < x < 1, x for x >= 1: a rectifier with a continuous
+    derivative and exact zeros (as `jax.nn.sparse_plus`). Example: `sparse_plus(jnp.array([0.]))` is
+    `[0.25]`."""
+    x = _inexact(x)
+    return jnp.where(x <= -1, 0.0, jnp.where(x >= 1, x, (x + 1) ** 2 / 4)).astype(x.dtype)
+
+
+def tanh(x):
+    """`jnp.tanh`, under its `jax.nn` name. Example: `tanh(jnp.array([0.]))` is `[0.]`."""
+    return jnp.tanh(_inexact(x))
+
+
+def identity(x):
+    """`x` itself, as an array (the activation of a linear layer). Example: `identity(2.0)` is
+    `Array(2.)`."""
+    return jnp.asarray(x)
 
 
 # ----- along an axis ------------------------------------------------------------------------
