@@ -370,6 +370,29 @@ def device_get(x):
     return treedef.unflatten([v._value() if isinstance(v, Array) else v for v in leaves])
 
 
+def _collect_buffers(x, bufs):
+    """Append the buffers of the Arrays in the pytree `x` to `bufs` (ShardedArrays are waited for
+    here). Only the set of leaves matters, not their order, so plain lists, tuples and dicts are
+    walked directly (dicts unsorted); any other node goes through `tree_leaves`."""
+    t = type(x)
+    if t is Array:
+        bufs.append(x._buf)
+    elif t is list or t is tuple:
+        for c in x:
+            _collect_buffers(c, bufs)
+    elif t is dict:
+        for c in x.values():
+            _collect_buffers(c, bufs)
+    elif isinstance(x, Array):  # ShardedArray: its own buffers
+        x.block_until_ready()
+    elif x is not None and t not in _SCALAR_TYPES:
+        for leaf in _tree_leaves(x):  # custom nodes, namedtuples, dict subclasses; or a leaf
+            if type(leaf) is Array:
+                bufs.append(leaf._buf)
+            elif isinstance(leaf, Array):
+                leaf.block_until_ready()
+
+
 def block_until_ready(x):
     """Wait until every Array in the pytree `x` is computed; returns `x` itself.
 
@@ -389,11 +412,7 @@ def block_until_ready(x):
             raise
         return x
     bufs = []
-    for leaf in _tree_leaves(x):
-        if type(leaf) is Array:
-            bufs.append(leaf._buf)
-        elif isinstance(leaf, Array):  # ShardedArray: its own buffers
-            leaf.block_until_ready()
+    _collect_buffers(x, bufs)
     if bufs:
         try:
             _buffers.block_until_ready_all(bufs)

@@ -176,6 +176,21 @@ def test_block_until_ready_returns_its_argument():
     assert core.block_until_ready([sharded, r])[0] is sharded
 
 
+def test_block_until_ready_reaches_leaves_of_every_node_kind():
+    # lists, tuples and dicts are walked directly; namedtuples, OrderedDicts and custom nodes
+    # through tree_leaves: a deleted Array under any of them must be found
+    import collections
+    Pair = collections.namedtuple("Pair", "u v")
+    for wrap in (lambda d: Pair(1.0, [d]), lambda d: collections.OrderedDict(k=d), lambda d: ((None, d),)):
+        dead = jnp.arange(3.0) + 1
+        dead.delete()
+        with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=f32\[3\]"):
+            core.block_until_ready({"ok": _f(_x, _y), "w": wrap(dead)})
+    tree = {"p": Pair(_f(_x, _y), [1.0, None, "s"]), "o": collections.OrderedDict(k=_fs(_x, _y))}
+    assert core.block_until_ready(tree) is tree
+    assert tree["p"].u._buf.is_ready() and tree["o"]["k"]._buf.is_ready()
+
+
 def test_block_until_ready_on_a_deleted_leaf_names_it():
     a, b = _f(_x, _y), jnp.arange(3.0) + 1
     b.delete()
