@@ -121,6 +121,8 @@ from dataclasses import dataclass, field
 
 # Problem sizes (shared by every peer).
 SMALL_N = 8          # eager_add_small*: two (8,) float32 vectors
+LATENCY_POOL = 16    # latency workloads: inputs rotate over this many arrays
+LATENCY_BIG = 512    # fetch_fresh_512: (512, 512) float32
 CHAIN_N = 1000       # eager_chain10: one (1000,) float32 vector
 MATMUL_N = 2048      # matmul_2048: (2048, 2048) @ (2048, 2048), float32
 AXPY_N = 5000        # axpy_5000, axpy_5000_jit: (5000, 5000) float32
@@ -437,6 +439,50 @@ WORKLOADS: dict[str, Workload] = {
                     "equivalent (torch.distributed needs several processes)",
             env=cpu_devices_env(PMAP_DEVICES),
         ),
+        # Latency around a small program (issue 18): what a training step that logs a number
+        # pays. Blocked per call, the inputs rotating over a pool of LATENCY_POOL arrays so that
+        # no cache of host values can help.
+        Workload(
+            "fetch_fresh_small",
+            "np.asarray(f(x, y)) with f = jit((a*b + a) - b) on two (8,) float32 arrays, "
+            "inputs rotating over a pool: the host fetch of a fresh result, call included; "
+            "per call",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=200,
+            peers=JIT_PEERS, na_note="latency of a jitted call and its host fetch: jit peers only",
+        ),
+        Workload(
+            "fetch_scalar_small",
+            "float(fs(x, y)) with fs = jit(sum((a*b + a) - b)) on two (8,) float32 arrays, "
+            "inputs rotating over a pool; per call",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=200,
+            peers=JIT_PEERS, na_note="latency of a jitted call and its host fetch: jit peers only",
+        ),
+        Workload(
+            "fetch_fresh_512",
+            f"np.asarray(h(a)) with h = jit(a * 2) on a ({LATENCY_BIG}, {LATENCY_BIG}) float32 "
+            "array, inputs rotating over a pool of 4; per call",
+            unit="us", higher_is_better=False,
+            target_s=0.1, samples=9, warmup=20,
+            peers=JIT_PEERS, na_note="latency of a jitted call and its host fetch: jit peers only",
+        ),
+        Workload(
+            "block_tree_ready",
+            "block_until_ready({'a': x, 'b': [y, x]}) on ready (8,) float32 arrays: the "
+            "cost of the call itself; per call",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=200,
+            peers=JIT_PEERS, na_note="latency of a jitted call and its host fetch: jit peers only",
+        ),
+        Workload(
+            "jit_call_block_pool",
+            "block_until_ready(f(x, y)) with f = jit((a*b + a) - b) on two (8,) float32 "
+            "arrays, inputs rotating over a pool; per call",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=200,
+            peers=JIT_PEERS, na_note="latency of a jitted call and its host fetch: jit peers only",
+        ),
         Workload(
             "mlp_step_global_1dev",
             f"the 1-device reference for `pmap_mlp_step_2dev`: the same Adam step "
@@ -451,6 +497,10 @@ WORKLOADS: dict[str, Workload] = {
         ),
     )
 }
+
+
+LATENCY_SMALL = ("fetch_fresh_small", "fetch_scalar_small", "block_tree_ready",
+                 "jit_call_block_pool")
 
 
 def get(name: str) -> Workload:
@@ -486,6 +536,13 @@ def make_inputs_np(name: str):
         x = (np.arange(SMALL_N, dtype=np.float32) / np.float32(SMALL_N))
         y = np.linspace(0.5, 1.5, SMALL_N, dtype=np.float32)
         return (x, y)
+    if name in LATENCY_SMALL:
+        # a pool of (x, y) pairs, each (8,) float32: shape (LATENCY_POOL, 2, 8)
+        x = rng.standard_normal((LATENCY_POOL, SMALL_N), dtype=np.float32)
+        y = rng.standard_normal((LATENCY_POOL, SMALL_N), dtype=np.float32)
+        return (x, y)
+    if name == "fetch_fresh_512":
+        return (rng.standard_normal((4, LATENCY_BIG, LATENCY_BIG), dtype=np.float32),)
     if name == "trace_compile_mlp20":
         # x, then W_0, b_0, ..., W_19, b_19; W scaled so tanh does not saturate.
         x = rng.standard_normal((MLP_BATCH, MLP_WIDTH), dtype=np.float32)

@@ -10,6 +10,7 @@ from . import dtypes
 from .avals import ShapedArray
 from .runtime import client as _client
 from .runtime import buffers as _buffers
+from .tree_util import tree_flatten as _tree_flatten, tree_leaves as _tree_leaves
 
 __all__ = ["Array", "asarray_device", "device_put", "device_get", "block_until_ready"]
 
@@ -46,7 +47,7 @@ class Array:
         v = self._npy
         if v is None:
             try:
-                v = self._npy = _buffers.to_numpy(self._buf)
+                v = self._npy = _buffers.to_numpy(self._buf, self.aval.dtype)
             except RuntimeError:
                 self._raise_if_deleted()
                 raise
@@ -169,7 +170,8 @@ class Array:
         self._buf.delete()
 
     def copy_to_host_async(self):
-        self._buf.copy_to_host_async()
+        """Start the transfer of this array to the host, without waiting (a no-op on CPU)."""
+        _buffers.copy_to_host_async(self._buf)
 
 
 def _reconstruct(value, weak_type):
@@ -349,15 +351,74 @@ def device_put(x, device=None):
 
 
 def device_get(x):
-    """Copy a pytree of Arrays to the host as NumPy arrays (other leaves pass through)."""
-    from .tree_util import tree_map
-    return tree_map(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
+    """Copy a pytree of Arrays to the host as NumPy arrays (other leaves pass through).
+
+    Each value is read-only (on CPU, a view of the device buffer, as JAX gives). Off CPU the
+    transfers of all leaves start before the first is read, so they overlap.
+
+    Example:
+        >>> core.device_get({"w": jnp.ones(2), "step": 3})
+        {'step': 3, 'w': array([1., 1.], dtype=float32)}
+    """
+    if type(x) is Array:
+        return x._value()
+    leaves, treedef = _tree_flatten(x)
+    if not _buffers._host_is_device():
+        for v in leaves:
+            if isinstance(v, Array) and v._npy is None:
+                v.copy_to_host_async()
+    return treedef.unflatten([v._value() if isinstance(v, Array) else v for v in leaves])
+
+
+def _collect_buffers(x, bufs):
+    """Append the buffers of the Arrays in the pytree `x` to `bufs` (ShardedArrays are waited for
+    here). Only the set of leaves matters, not their order, so plain lists, tuples and dicts are
+    walked directly (dicts unsorted); any other node goes through `tree_leaves`."""
+    t = type(x)
+    if t is Array:
+        bufs.append(x._buf)
+    elif t is list or t is tuple:
+        for c in x:
+            _collect_buffers(c, bufs)
+    elif t is dict:
+        for c in x.values():
+            _collect_buffers(c, bufs)
+    elif isinstance(x, Array):  # ShardedArray: its own buffers
+        x.block_until_ready()
+    elif x is not None and t not in _SCALAR_TYPES:
+        for leaf in _tree_leaves(x):  # custom nodes, namedtuples, dict subclasses; or a leaf
+            if type(leaf) is Array:
+                bufs.append(leaf._buf)
+            elif isinstance(leaf, Array):
+                leaf.block_until_ready()
 
 
 def block_until_ready(x):
-    """Wait until every Array in the pytree `x` is computed; returns `x`."""
-    from .tree_util import tree_leaves
-    for leaf in tree_leaves(x):
-        if isinstance(leaf, Array):
-            leaf.block_until_ready()
+    """Wait until every Array in the pytree `x` is computed; returns `x` itself.
+
+    The buffers of a tree are waited for in one jaxlib call (`batched_block_until_ready`), and a
+    single Array takes no tree walk, so a blocked call of a small program costs what JAX's does.
+
+    Example:
+        >>> tree = {"a": jnp.ones(2), "b": [jnp.zeros(3)]}
+        >>> core.block_until_ready(tree) is tree
+        True
+    """
+    if type(x) is Array:
+        try:
+            x._buf.block_until_ready()
+        except RuntimeError:
+            x._raise_if_deleted()
+            raise
+        return x
+    bufs = []
+    _collect_buffers(x, bufs)
+    if bufs:
+        try:
+            _buffers.block_until_ready_all(bufs)
+        except RuntimeError:
+            for leaf in _tree_leaves(x):  # the named error of the deleted one
+                if isinstance(leaf, Array):
+                    leaf.block_until_ready()
+            raise
     return x

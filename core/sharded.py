@@ -70,7 +70,7 @@ class ShardedArray(Array):
         v = self._npy
         if v is None:
             self._raise_if_deleted()
-            parts = [_buffers.to_numpy(s) for s in _replicated.shards_of(self._span)]
+            parts = [_buffers.to_numpy(s, self.aval.dtype) for s in _replicated.shards_of(self._span)]
             v = np.stack(parts) if parts else np.zeros(self.aval.shape, self.aval.dtype)
             v.flags.writeable = False
             self._npy = v
@@ -105,7 +105,7 @@ class ShardedArray(Array):
 
     def copy_to_host_async(self):
         for s in _replicated.shards_of(self._span):
-            s.copy_to_host_async()
+            _buffers.copy_to_host_async(s)
 
 
 def _host_value(x, what):

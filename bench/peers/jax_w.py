@@ -168,6 +168,56 @@ def build(name):
 
         return body, lambda: f3(x, y)
 
+    if name in ("fetch_fresh_small", "fetch_scalar_small", "jit_call_block_pool",
+                "block_tree_ready"):
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        pool = [(jnp.asarray(a), jnp.asarray(b)) for a, b in zip(*inputs)]
+        f = jax.jit(lambda a, b: (a * b + a) - b)
+        fs = jax.jit(lambda a, b: ((a * b + a) - b).sum())
+        m = len(pool) - 1  # a power of two minus one
+
+        if name == "fetch_fresh_small":
+            def body(n):
+                for i in range(n):
+                    x, y = pool[i & m]
+                    np.asarray(f(x, y))
+            return body, lambda: np.asarray(f(*pool[0]))
+        if name == "fetch_scalar_small":
+            def body(n):
+                for i in range(n):
+                    x, y = pool[i & m]
+                    float(fs(x, y))
+            return body, lambda: float(fs(*pool[0]))
+        if name == "jit_call_block_pool":
+            def body(n):
+                for i in range(n):
+                    x, y = pool[i & m]
+                    jax.block_until_ready(f(x, y))
+            return body, lambda: f(*pool[0])
+        tree = {"a": pool[0][0], "b": [pool[0][1], pool[1][0]]}
+        jax.block_until_ready(tree)
+
+        def body(n):
+            for _ in range(n):
+                jax.block_until_ready(tree)
+        return body, lambda: [tree["a"], tree["b"][0], tree["b"][1]]
+
+    if name == "fetch_fresh_512":
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        pool = [jnp.asarray(a) for a in inputs[0]]
+        h = jax.jit(lambda a: a * 2)
+
+        def body(n):
+            for i in range(n):
+                np.asarray(h(pool[i & 3]))
+        return body, lambda: np.asarray(h(pool[0]))
+
     if name == "trace_compile_mlp20":
         import time
 

@@ -19,8 +19,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 
 class _JaxAbsentFinder:
-    """jaxlib tries `import jax` on some paths (the first host read of every buffer;
-    docs/design.md, Known deviations).
+    """jaxlib tries `import jax` on some paths (its host read of every fresh buffer, used on GPU
+    and for bfloat16/float8/int4; CPU reads go through DLPack instead: docs/design.md, Known
+    deviations).
     When jax is not installed, answer at once instead of searching sys.path each time. A finder
     rather than `sys.modules["jax"] = None`, because libraries such as scipy take any 'jax' entry
     in sys.modules to mean that jax is importable."""
