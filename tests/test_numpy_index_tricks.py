@@ -1,0 +1,116 @@
+"""r_, c_, s_, index_exp, mgrid, ogrid and fill_diagonal against NumPy (values, shapes, dtypes under
+JAX's x64-off promotion), fill_diagonal's derivative, and a jitted run."""
+import numpy as np
+import pytest
+
+import core
+import core.numpy as jnp
+from core import test_util as tu
+
+A = np.array([1.5, -2.0, 3.0])
+B = np.array([[1.0, 2.0], [3.0, 4.0]])
+I2 = np.array([7, 8], np.int32)
+
+# each entry: a function of the module (jnp or np) giving the indexed expression
+CONCAT = [
+    lambda m: m.r_[A, 0.5, A],
+    lambda m: m.r_[I2, 0, 4:7, I2],
+    lambda m: m.r_[0:1:5j],
+    lambda m: m.r_[-1:1:0.5],
+    lambda m: m.r_[B, B],
+    lambda m: m.r_["-1", B, B],
+    lambda m: m.r_["0,2", A, A],
+    lambda m: m.r_["0,2,0", A, A],
+    lambda m: m.r_["1,3,1", B, B],
+    lambda m: m.c_[A, A],
+    lambda m: m.c_[B, B],
+    lambda m: m.c_[A[:2], B, I2],
+    lambda m: m.c_[A, 0:3],
+]
+
+
+@pytest.mark.parametrize("case", range(len(CONCAT)))
+def test_r_and_c_match_numpy(case):
+    expected = CONCAT[case](np)
+    out = CONCAT[case](jnp)
+    # float64 NumPy arrays become float32 with x64 off; integers stay int32
+    dtype = np.float32 if expected.dtype.kind == "f" else np.int32
+    assert out.dtype == dtype, (out.dtype, expected.dtype)
+    tu.assert_allclose(out, expected, dtype, atol=1e-6, rtol=1e-6)
+
+
+GRIDS = [
+    lambda m: m.mgrid[0:3],
+    lambda m: m.mgrid[0:3, 0:4:2],
+    lambda m: m.mgrid[-1:1:5j, 0:2],
+    lambda m: m.mgrid[0:1:0.25, 2:3:3j, 0:2],
+    lambda m: m.mgrid[5:0:-2],
+]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("case", range(len(GRIDS)))
+def test_mgrid_and_ogrid_match_numpy(case, sparse):
+    build = GRIDS[case]
+    if sparse:
+        expected = build(type("M", (), {"mgrid": np.ogrid}))
+        out = build(type("M", (), {"mgrid": jnp.ogrid}))
+    else:
+        expected, out = build(np), build(jnp)
+    expected = expected if isinstance(expected, (list, tuple)) else [expected]
+    out = out if isinstance(out, (list, tuple)) else [out]
+    assert len(out) == len(expected)
+    for o, e in zip(out, expected):
+        e = np.asarray(e)
+        dtype = np.float32 if e.dtype.kind == "f" else np.int32
+        assert o.dtype == dtype and o.shape == e.shape, (o.dtype, o.shape, e.dtype, e.shape)
+        tu.assert_allclose(o, e, dtype, atol=1e-6, rtol=1e-6)
+
+
+def test_s_and_index_exp_equal_numpy():
+    for key in [(slice(1, 3),), (Ellipsis, None, 2), (slice(None, None, -1), 0)]:
+        assert jnp.s_[key] == np.s_[key] and jnp.index_exp[key] == np.index_exp[key]
+    assert jnp.s_[1:3] == np.s_[1:3] and jnp.index_exp[1:3] == np.index_exp[1:3]
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(x)[jnp.s_[::2, 1:]]), x[np.s_[::2, 1:]])
+
+
+FILL = [((3, 3), 5.0, False), ((2, 4), np.array([1.0, 2.0]), False), ((5, 2), 9.0, False), ((5, 2), 9.0, True),
+        ((7, 3), np.array([1.0, 2.0, 3.0]), True), ((2, 2, 2), -1.0, False), ((3, 3, 3), np.array([4.0, 5.0]), False),
+        ((3, 3), np.array([[1.0, 2.0], [3.0, 4.0]]), False)]
+
+
+@pytest.mark.parametrize("case", range(len(FILL)))
+def test_fill_diagonal_matches_numpy(rng, case):
+    shape, val, wrap = FILL[case]
+    a = rng.standard_normal(shape).astype(np.float32)
+    out = jnp.fill_diagonal(a, val, wrap, inplace=False)
+    expected = a.copy()
+    np.fill_diagonal(expected, val, wrap)
+    assert out.dtype == np.float32
+    tu.assert_allclose(out, expected, np.float32)
+
+
+def test_fill_diagonal_gradient_jit_and_inplace_error(x64):
+    a, v = np.arange(9.0).reshape(3, 3), np.array([1.0, -2.0, 0.5])
+    tu.check_grads(lambda a_, v_: jnp.fill_diagonal(a_, v_, inplace=False), (a, v), order=1)
+    out = core.jit(lambda a_, v_: jnp.fill_diagonal(a_, v_, inplace=False))(a, v)
+    expected = a.copy()
+    np.fill_diagonal(expected, v)
+    tu.assert_allclose(out, expected, np.float64)
+    with pytest.raises(NotImplementedError, match="inplace=False"):
+        jnp.fill_diagonal(a, 1.0)
+    with pytest.raises(ValueError, match=r"equal length, got shape \(2, 3, 2\)"):
+        jnp.fill_diagonal(np.zeros((2, 3, 2)), 1.0, inplace=False)
+
+
+def test_r_and_c_under_jit_and_errors():
+    f = core.jit(lambda x, y: (jnp.r_[x, 0.0, y], jnp.c_[x, y]))
+    x, y = np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0], np.float32)
+    r, c = f(x, y)
+    tu.assert_allclose(r, np.r_[x, 0.0, y], np.float32)
+    tu.assert_allclose(c, np.c_[x, y], np.float32)
+    with pytest.raises(NotImplementedError, match="numpy.matrix"):
+        jnp.r_["r", x, y]
+    with pytest.raises(ValueError, match="directive must come first"):
+        jnp.r_[x, "0", y]
