@@ -105,3 +105,37 @@ def test_array_api_aliases_match_numpy(rng, alias, name):
     out = getattr(jnp, alias)(*[a.astype(np.float32) for a in args])
     assert out.dtype == np.float32
     np.testing.assert_allclose(np.asarray(out, np.float64), getattr(np, alias)(*args), rtol=1e-5, atol=1e-6)
+
+
+UNIQUE_X = np.array([[3, 1, 3], [7, 1, 0]], np.int32)
+
+
+@pytest.mark.parametrize("name", ["unique_values", "unique_counts", "unique_inverse", "unique_all"])
+def test_array_api_unique_functions_match_numpy(name):
+    out = getattr(jnp, name)(UNIQUE_X)
+    expected = getattr(np, name)(UNIQUE_X)
+    if name == "unique_values":
+        # NumPy 2 does not promise an order here; JAX (and we) sort
+        np.testing.assert_array_equal(np.asarray(out), np.sort(expected))
+        return
+    assert out._fields == expected._fields
+    for field in out._fields:
+        np.testing.assert_array_equal(np.asarray(getattr(out, field)), getattr(expected, field), err_msg=field)
+
+
+def test_unique_functions_with_size_under_jit():
+    f = core.jit(lambda x: jnp.unique_counts(x, size=5, fill_value=-1))
+    values, counts = f(UNIQUE_X)
+    np.testing.assert_array_equal(np.asarray(values), [0, 1, 3, 7, -1])
+    np.testing.assert_array_equal(np.asarray(counts), [1, 2, 2, 1, 0])
+
+
+@pytest.mark.parametrize("name,s1,s2", [("matvec", (3, 4), (4,)), ("matvec", (2, 3, 4), (1, 4)),
+                                        ("vecmat", (4,), (4, 3)), ("vecmat", (2, 1, 4), (3, 4, 2))])
+def test_matvec_vecmat_match_numpy(rng, x64, name, s1, s2):
+    a = rng.standard_normal(s1) + 1j * rng.standard_normal(s1)
+    b = rng.standard_normal(s2) + 1j * rng.standard_normal(s2)
+    out = getattr(jnp, name)(a, b)
+    np.testing.assert_allclose(np.asarray(out), getattr(np, name)(a, b), rtol=1e-12, atol=1e-12)
+    from core import test_util as tu
+    tu.check_grads(lambda x, y: getattr(jnp, name)(x, y), (a.real, b.real), order=1)
