@@ -431,6 +431,9 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
         steps = lax.div(lax.iota(float_dtype, nbins + 1), _full((nbins + 1,), nbins, float_dtype))
         width = lax.broadcast_in_dim(lax.sub(hi, lo), (nbins + 1,), ())
         edges = lax.add(lax.broadcast_in_dim(lo, (nbins + 1,), ()), lax.mul(steps, width))
+        # the last edge is exactly `hi`, as NumPy's linspace makes it: lo + (hi - lo) can round
+        # below hi, and the maximum would then fall outside every bin
+        edges = lax.concatenate([lax.slice(edges, (0,), (nbins,)), lax.reshape(hi, (1,))], 0)
     else:
         check_arraylike("histogram", bins)
         edges = _convert(asarray_operand(bins), float_dtype)
