@@ -114,3 +114,47 @@ def test_r_and_c_under_jit_and_errors():
         jnp.r_["r", x, y]
     with pytest.raises(ValueError, match="directive must come first"):
         jnp.r_[x, "0", y]
+
+
+PUT = [((5,), [0, 2], [9.0, 8.0], None), ((2, 3), [1, 4, 5], [1.0], None), ((5,), [-1, 7, 1], [3.0, 4.0, 5.0], "clip"),
+       ((5,), [-1, 7, 1], [3.0, 4.0, 5.0], "wrap"), ((4,), [-1, 2], [6.0, 7.0], None)]
+
+
+@pytest.mark.parametrize("case", range(len(PUT)))
+def test_put_matches_numpy(rng, case):
+    shape, ind, v, mode = PUT[case]
+    a = rng.standard_normal(shape).astype(np.float32)
+    ind = np.array(ind, np.int32)
+    out = jnp.put(a, ind, np.array(v, np.float32), mode=mode, inplace=False)
+    expected = a.copy()
+    np.put(expected, ind, v, mode="raise" if mode is None else mode)
+    tu.assert_allclose(out, expected, np.float32)
+
+
+def test_put_drops_out_of_bounds_as_jax_and_refuses_inplace():
+    out = jnp.put(jnp.zeros(3), jnp.array([1, 5]), jnp.array([2.0, 3.0]), inplace=False)
+    np.testing.assert_array_equal(np.asarray(out), [0.0, 2.0, 0.0])
+    with pytest.raises(NotImplementedError, match="inplace=False"):
+        jnp.put(jnp.zeros(3), jnp.array([1]), 1.0)
+    jitted = core.jit(lambda a, i, v: jnp.put(a, i, v, inplace=False))(np.zeros(3, np.float32), np.array([2], np.int32),
+                                                                          np.array([4.0], np.float32))
+    np.testing.assert_array_equal(np.asarray(jitted), [0.0, 0.0, 4.0])
+
+
+PACK = [((11,), None, "big"), ((3, 10), 1, "big"), ((9, 2), 0, "little"), ((2, 3, 4), -1, "little"), ((0,), None, "big")]
+
+
+@pytest.mark.parametrize("case", range(len(PACK)))
+def test_packbits_and_unpackbits_match_numpy(rng, case):
+    shape, axis, order = PACK[case]
+    bits = rng.integers(0, 2, shape).astype(np.uint8)
+    packed = jnp.packbits(bits, axis=axis, bitorder=order)
+    expected = np.packbits(bits, axis=axis, bitorder=order)
+    assert packed.dtype == np.uint8
+    np.testing.assert_array_equal(np.asarray(packed), expected)
+    for count in (None, 3, -2, 20):
+        if count is not None and axis is None and bits.size == 0:
+            continue
+        out = jnp.unpackbits(expected, axis=axis, count=count, bitorder=order)
+        np.testing.assert_array_equal(np.asarray(out), np.unpackbits(expected, axis=axis, count=count, bitorder=order))
+    np.testing.assert_array_equal(np.asarray(jnp.packbits(bits.astype(bool), axis=axis, bitorder=order)), expected)

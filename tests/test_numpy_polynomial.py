@@ -140,3 +140,21 @@ def test_errors_name_the_problem():
         jnp.polyfit(jnp.ones(3), jnp.ones(2), 1)
     with pytest.raises(ValueError, match="must exceed order"):
         jnp.polyfit(jnp.arange(3.0), jnp.ones(3), 2, cov=True)
+
+
+POLYDIV = [(np.array([1.0, -3.0, 2.0]), np.array([1.0, -1.0])), (np.array([2.0, 0.0, 1.0, 5.0]), np.array([0.5, 1.0, -1.0])),
+           (np.array([1.0, 2.0]), np.array([3.0, 1.0, 1.0])), (np.array([4.0, 2.0, 1.0]), np.array([2.0]))]
+
+
+@pytest.mark.parametrize("case", range(len(POLYDIV)))
+def test_polydiv_matches_numpy(x64, case):
+    u, v = POLYDIV[case]
+    q, r = jnp.polydiv(u, v)
+    eq, er = np.polydiv(u, v)
+    tu.assert_allclose(q, eq, np.float64, atol=1e-12, rtol=1e-12)
+    # JAX keeps len(u) remainder coefficients; NumPy trims the leading (zero) ones
+    tu.assert_allclose(r[r.shape[0] - er.shape[0]:], er, np.float64, atol=1e-12, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(r[:r.shape[0] - er.shape[0]]), 0, atol=1e-12)
+    qt, rt = jnp.polydiv(u, v, trim_leading_zeros=True)
+    tu.assert_allclose(rt, er, np.float64, atol=1e-12, rtol=1e-12)
+    tu.check_grads(lambda a, b: jnp.polydiv(a, b), (u, v), order=1)

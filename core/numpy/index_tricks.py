@@ -16,11 +16,14 @@ import numpy as np
 
 from .. import dtypes
 from .. import lax
-from ._util import asarray_operand, check_arraylike, promote_dtypes
+from ._util import asarray_operand, canonicalize_axis, check_arraylike, promote_dtypes
 from . import manipulation as _m
 from . import creation as _c
+from . import ufuncs as _u
+from . import reductions as _r
+from . import indexing as _ix
 
-__all__ = ["r_", "c_", "s_", "index_exp", "mgrid", "ogrid", "fill_diagonal"]
+__all__ = ["r_", "c_", "s_", "index_exp", "mgrid", "ogrid", "fill_diagonal", "put", "packbits", "unpackbits"]
 
 
 class _IndexExpression:
@@ -206,3 +209,105 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
         v = val
     flat = _m.ravel(a).at[flat_index].set(v)
     return lax.reshape(flat, a.shape)
+
+
+def put(a, ind, v, mode=None, *, inplace=True):
+    """A copy of `a` with the elements at the flat indices `ind` replaced by `v` (repeated as
+    needed). `mode`: None drops out-of-bounds indices (negative ones count from the end), 'clip'
+    clamps them, 'wrap' wraps them; NumPy's 'raise' needs concrete indices and is not supported.
+    Arrays are immutable: pass `inplace=False`.
+
+    Example:
+        >>> jnp.put(jnp.zeros(4), jnp.array([0, 2]), jnp.array([5.0, 6.0]), inplace=False)
+        Array([5., 0., 6., 0.], dtype=float32)
+    """
+    if inplace:
+        raise NotImplementedError("put: arrays are immutable, so it cannot write into `a`; call "
+                                  "jnp.put(a, ind, v, inplace=False), which returns the updated copy")
+    if mode not in (None, "clip", "wrap"):
+        raise NotImplementedError(f"put: mode={mode!r} is not supported; use None (drop out-of-bounds), 'clip' "
+                                  "or 'wrap'")
+    check_arraylike("put", a, ind, v)
+    a = asarray_operand(a)
+    flat = _m.ravel(a)
+    n = flat.shape[0]
+    ind = _m.ravel(asarray_operand(ind))
+    if not (dtypes.is_int(ind.dtype) or dtypes.is_bool(ind.dtype)):
+        raise TypeError(f"put: ind must hold integers, got {ind.dtype}")
+    ind = ind.astype(dtypes.int32)
+    v = _m.ravel(asarray_operand(v)).astype(a.dtype)
+    k = ind.shape[0]
+    if k == 0 or v.shape[0] == 0:
+        return a
+    if v.shape[0] != k:
+        v = _m.tile(v, -(-k // v.shape[0]))[:k]
+    if mode == "clip":
+        ind = _u.clip(ind, 0, n - 1)
+    elif mode == "wrap":
+        ind = _u.remainder(ind, n)
+    else:
+        ind = _ix.where(_u.less(ind, 0), _u.add(ind, n), ind)
+        ind = _ix.where(_u.logical_or(_u.less(ind, 0), _u.greater_equal(ind, n)), n, ind)  # dropped
+    return lax.reshape(flat.at[ind].set(v, mode="drop"), a.shape)
+
+
+def packbits(a, axis=None, bitorder="big"):
+    """The elements of `a` (non-zero is 1) packed 8 to a uint8 along `axis` (flattened when None),
+    the last byte padded with zeros; `bitorder` 'big' puts the first element in the top bit.
+
+    Example:
+        >>> jnp.packbits(jnp.array([1, 0, 1, 1, 0, 0, 0, 0, 1]))
+        Array([176, 128], dtype=uint8)
+    """
+    check_arraylike("packbits", a)
+    a = asarray_operand(a)
+    if not (dtypes.is_int(a.dtype) or dtypes.is_bool(a.dtype)):
+        raise TypeError(f"packbits: expected an integer or bool array, got {a.dtype}")
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"packbits: bitorder must be 'big' or 'little', got {bitorder!r}")
+    if axis is None:
+        a, axis = _m.ravel(a), 0
+    axis = canonicalize_axis(axis, a.ndim, "axis")
+    bits = _u.not_equal(a, 0).astype(np.uint8)
+    bits = _m.moveaxis(bits, axis, -1)
+    length = bits.shape[-1]
+    pad = (-length) % 8
+    if pad:
+        bits = _m.concatenate([bits, _c.zeros(bits.shape[:-1] + (pad,), np.uint8)], axis=-1)
+    bits = lax.reshape(bits, bits.shape[:-1] + (bits.shape[-1] // 8, 8))
+    weights = np.array([128, 64, 32, 16, 8, 4, 2, 1] if bitorder == "big" else [1, 2, 4, 8, 16, 32, 64, 128],
+                       np.uint8)
+    packed = _r.sum(_u.multiply(bits, asarray_operand(weights)), axis=-1, dtype=np.uint8)
+    return _m.moveaxis(packed, -1, axis)
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """The bits of the uint8 array `a` as a uint8 array of 0s and 1s, 8 per element along `axis`
+    (flattened when None); `count` keeps that many (negative: drops that many from the end;
+    more than there are: pads with zeros).
+
+    Example:
+        >>> jnp.unpackbits(jnp.array([176], dtype=jnp.uint8))
+        Array([1, 0, 1, 1, 0, 0, 0, 0], dtype=uint8)
+    """
+    check_arraylike("unpackbits", a)
+    a = asarray_operand(a)
+    if a.dtype != np.uint8:
+        raise TypeError(f"unpackbits: expected a uint8 array, got {a.dtype}")
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"unpackbits: bitorder must be 'big' or 'little', got {bitorder!r}")
+    if axis is None:
+        a, axis = _m.ravel(a), 0
+    axis = canonicalize_axis(axis, a.ndim, "axis")
+    shifts = np.arange(7, -1, -1, dtype=np.uint8) if bitorder == "big" else np.arange(8, dtype=np.uint8)
+    moved = _m.moveaxis(a, axis, -1)
+    bits = _u.bitwise_and(_u.right_shift(moved[..., None], asarray_operand(shifts)), np.uint8(1))
+    bits = lax.reshape(bits, moved.shape[:-1] + (moved.shape[-1] * 8,))
+    if count is not None:
+        total = bits.shape[-1]
+        keep = count if count >= 0 else max(total + count, 0)
+        if keep <= total:
+            bits = bits[..., :keep]
+        else:
+            bits = _m.concatenate([bits, _c.zeros(bits.shape[:-1] + (keep - total,), np.uint8)], axis=-1)
+    return _m.moveaxis(bits, -1, axis)

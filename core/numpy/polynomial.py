@@ -22,7 +22,7 @@ from . import signal as _signal
 from . import creation as _c
 
 __all__ = ["vander", "polyval", "polyfit", "roots", "poly", "polyadd", "polysub", "polymul", "polyder",
-           "polyint"]
+           "polyint", "polydiv"]
 
 
 def _coefficients(name, p):
@@ -306,3 +306,34 @@ def polyint(p, m=1, k=None):
         const = _m.reshape(asarray_operand(ks[i]).astype(p.dtype), (1,))
         p = _m.concatenate([_u.divide(p, divisors), const])
     return p
+
+
+def polydiv(u, v, *, trim_leading_zeros=False):
+    """The quotient and remainder of polynomial division `u / v` (coefficients highest power
+    first). As in JAX, the remainder keeps `len(u)` coefficients (its leading ones zero) unless
+    `trim_leading_zeros=True` (which needs concrete values); NumPy trims them.
+
+    Example:
+        >>> q, r = jnp.polydiv(jnp.array([1.0, -3.0, 2.0]), jnp.array([1.0, -1.0]))
+        >>> q, r
+        (Array([ 1., -2.], dtype=float32), Array([0., 0., 0.], dtype=float32))
+    """
+    u, v = promote_dtypes_inexact(_coefficients("polydiv", u), _coefficients("polydiv", v))
+    if v.shape[0] == 0:
+        raise ValueError("polydiv: the divisor v has no coefficients")
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = _u.divide(1.0, v[0])
+    q = _c.zeros((max(m - n + 1, 1),), u.dtype)
+    r = u
+    for k in range(0, m - n + 1):
+        d = _u.multiply(scale, r[k])
+        q = q.at[k].set(d)
+        r = r.at[k:k + n + 1].add(_u.negative(_u.multiply(d, v)))
+    if trim_leading_zeros:
+        if isinstance(r, Tracer):
+            raise TypeError("jnp.polydiv(trim_leading_zeros=True) needs concrete values; leave it False under jit")
+        rv = np.asarray(r)
+        tol = float(np.sqrt(np.finfo(rv.dtype).eps)) * max(1.0, float(np.abs(rv).max(initial=0.0)))
+        keep = np.flatnonzero(np.abs(rv) > tol)
+        r = r[keep[0]:] if keep.size else r[-1:]
+    return q, r
