@@ -158,3 +158,32 @@ def test_packbits_and_unpackbits_match_numpy(rng, case):
         out = jnp.unpackbits(expected, axis=axis, count=count, bitorder=order)
         np.testing.assert_array_equal(np.asarray(out), np.unpackbits(expected, axis=axis, count=count, bitorder=order))
     np.testing.assert_array_equal(np.asarray(jnp.packbits(bits.astype(bool), axis=axis, bitorder=order)), expected)
+
+
+@pytest.mark.parametrize("vals", [np.array([-1.0, -2.0]), np.array([5.0]), np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])])
+def test_place_matches_numpy_and_runs_under_jit(rng, vals):
+    a = rng.standard_normal((2, 3)).astype(np.float32)
+    mask = a > 0
+    out = jnp.place(a, mask, vals, inplace=False)
+    expected = a.copy()
+    np.place(expected, mask, vals.astype(np.float32))
+    tu.assert_allclose(out, expected, np.float32)
+    jitted = core.jit(lambda a_, m_: jnp.place(a_, m_, vals, inplace=False))(a, mask)
+    tu.assert_allclose(jitted, expected, np.float32)
+
+
+@pytest.mark.parametrize("fn,k", [("triu", 0), ("triu", 1), ("tril", -1), ("tril", 0)])
+def test_mask_indices_matches_numpy(fn, k):
+    i, j = jnp.mask_indices(4, getattr(jnp, fn), k)
+    ei, ej = np.mask_indices(4, getattr(np, fn), k)
+    np.testing.assert_array_equal(np.asarray(i), ei)
+    np.testing.assert_array_equal(np.asarray(j), ej)
+
+
+def test_sort_complex_matches_numpy(rng, x64):
+    for a in (rng.integers(0, 5, 6).astype(np.int32), rng.standard_normal(5).astype(np.float32),
+              rng.standard_normal((2, 4)), np.array([1 + 2j, 1 + 1j, 0 + 5j, 1 - 1j])):
+        out = jnp.sort_complex(a)
+        expected = np.sort_complex(a)
+        assert out.dtype == (np.complex64 if a.dtype == np.float32 else np.complex128), (a.dtype, out.dtype)
+        np.testing.assert_array_equal(np.asarray(out), expected.astype(out.dtype))

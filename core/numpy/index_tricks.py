@@ -23,7 +23,8 @@ from . import ufuncs as _u
 from . import reductions as _r
 from . import indexing as _ix
 
-__all__ = ["r_", "c_", "s_", "index_exp", "mgrid", "ogrid", "fill_diagonal", "put", "packbits", "unpackbits"]
+__all__ = ["r_", "c_", "s_", "index_exp", "mgrid", "ogrid", "fill_diagonal", "put", "packbits", "unpackbits", "place",
+           "mask_indices"]
 
 
 class _IndexExpression:
@@ -311,3 +312,42 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
         else:
             bits = _m.concatenate([bits, _c.zeros(bits.shape[:-1] + (keep - total,), np.uint8)], axis=-1)
     return _m.moveaxis(bits, -1, axis)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """A copy of `arr` whose elements where `mask` is True are replaced, in order, by `vals`
+    (repeated as needed), as `numpy.place`. Runs under jit (the mask may be traced). Arrays are
+    immutable: pass `inplace=False`.
+
+    Example:
+        >>> jnp.place(jnp.arange(5), jnp.arange(5) % 2 == 1, jnp.array([-1, -2]), inplace=False)
+        Array([ 0, -1,  2, -2,  4], dtype=int32)
+    """
+    if inplace:
+        raise NotImplementedError("place: arrays are immutable, so it cannot write into `arr`; call "
+                                  "jnp.place(arr, mask, vals, inplace=False), which returns the updated copy")
+    check_arraylike("place", arr, mask, vals)
+    arr, mask = asarray_operand(arr), asarray_operand(mask)
+    if mask.size != arr.size:
+        raise ValueError(f"place: mask and arr must have the same size, got shapes {mask.shape} and {arr.shape}")
+    data = _m.ravel(arr)
+    n = data.shape[0]
+    vals = _m.ravel(asarray_operand(vals)).astype(arr.dtype)
+    if n == 0 or vals.shape[0] == 0:
+        return arr
+    # the k-th True position gets vals[k % len(vals)]; padding indices (= n) are dropped
+    (indices,) = _ix.nonzero(_m.ravel(mask), size=n, fill_value=n)
+    vals = _m.tile(vals, -(-n // vals.shape[0]))[:n]
+    return lax.reshape(data.at[indices].set(vals, mode="drop"), arr.shape)
+
+
+def mask_indices(n, mask_func, k=0, *, size=None):
+    """The (row, column) indices where `mask_func(ones((n, n)), k)` is non-zero, e.g.
+    `mask_indices(3, jnp.triu)` for the upper triangle; `size=` fixes the count for jit.
+
+    Example:
+        >>> jnp.mask_indices(3, jnp.triu, 1)
+        (Array([0, 0, 1], dtype=int32), Array([1, 2, 2], dtype=int32))
+    """
+    i, j = _ix.nonzero(mask_func(_c.ones((n, n)), k), size=size)
+    return i, j
