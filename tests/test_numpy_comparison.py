@@ -90,9 +90,14 @@ ALIASES = [("pow", "power"), ("acos", "arccos"), ("asin", "arcsin"), ("atan", "a
            ("bitwise_invert", "invert")]
 
 
+@pytest.mark.eager_only  # the jit harness wraps each name separately, so identity holds only eagerly
+def test_array_api_aliases_are_the_numpy_named_functions():
+    for alias, name in ALIASES:
+        assert getattr(jnp, alias) is getattr(jnp, name), alias
+
+
 @pytest.mark.parametrize("alias,name", ALIASES)
 def test_array_api_aliases_match_numpy(rng, alias, name):
-    assert getattr(jnp, alias) is getattr(jnp, name)
     if alias.startswith("bitwise"):
         x = rng.integers(0, 100, size=(3,)).astype(np.int32)
         args = (x, np.array([1, 2, 3], np.int32))[:1 if alias == "bitwise_invert" else 2]
