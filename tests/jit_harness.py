@@ -98,6 +98,8 @@ NOT_TRACED = {
     "array": lambda ba: not _contains_array(ba.arguments.get("object")) or _is_array(ba.arguments.get("object")),
     "asarray": lambda ba: not _contains_array(ba.arguments.get("a")) or _is_array(ba.arguments.get("a")),
     "frombuffer": _always,
+    "isscalar": _always,
+    "iterable": _always,
 }
 
 # Calls whose result shape depends on argument values (JAX needs them concrete too, unless a
@@ -136,6 +138,12 @@ NEEDS_CONCRETE = {
     # mode='raise' checks index values on the host (JAX has no 'raise' under jit either)
     "choose": lambda ba: ba.arguments.get("mode") == "raise",
     "ravel_multi_index": lambda ba: ba.arguments.get("mode") == "raise",
+    # issue 16's additions: unique's array-API forms and mask_indices without size=, roots (no
+    # traceable non-symmetric eigensolver yet), and trimming leading zeros of a polynomial
+    **{name: _no_size for name in ("unique_values", "unique_counts", "unique_inverse", "unique_all", "mask_indices")},
+    "roots": _always,
+    "polymul": lambda ba: bool(ba.arguments.get("trim_leading_zeros")),
+    "polydiv": lambda ba: bool(ba.arguments.get("trim_leading_zeros")),
 }
 # Array indexing with a boolean mask (`x[mask]`, `x.at[mask]`) needs it concrete as well
 # (`_index_needs_concrete` below).

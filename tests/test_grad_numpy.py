@@ -577,6 +577,36 @@ EXCEPTIONS = {
        for n in ["sinc", "logaddexp", "logaddexp2", "special.xlogy", "special.xlog1py", "special.log_ndtr"]},
     "spacing": ("piecewise-constant float output: no derivative (x passes through stop_gradient)",
                 "test_nondifferentiable: core.jvp gives zero tangents"),
+    # issue 16's additions: derivatives checked with check_grads in each family's own test file
+    **{n: ("checked in its family's test file (tests/test_numpy_calculus.py, _signal, _statistics, "
+           "_polynomial, _functional, _comparison, _index_tricks, _windows_histograms)",
+           "check_grads order 1 in both modes against finite differences (order 2 for convolve/correlate)")
+       for n in ["diff", "ediff1d", "gradient", "trapezoid", "convolve", "correlate", "cov", "corrcoef",
+                 "polyval", "polyfit", "vander", "poly", "polyadd", "polysub", "polymul", "polyder", "polyint",
+                 "polydiv", "fill_diagonal", "apply_along_axis", "matvec", "vecmat", "kaiser"]},
+    "interp": ("kinks at the knots xp", "check_grads order 1 in both modes in x (off the knots), fp and xp "
+                                         "(tests/test_numpy_calculus.py)"),
+    "unwrap": ("jumps where a neighbour difference crosses discont", "check_grads order 1 in both modes off the "
+                                                                      "jumps (tests/test_numpy_windows_histograms.py)"),
+    "piecewise": ("jumps where a condition changes (the conditions are fixed arrays)",
+                  "check_grads order 1 in both modes with the conditions fixed (tests/test_numpy_functional.py)"),
+    **{n: ("an alias: the same function object as its NumPy-named twin, which has a case",
+           "the twin's gradient case; tests/test_numpy_comparison.py checks the identity")
+       for n in ["pow", "acos", "asin", "atan", "atan2", "acosh", "asinh", "atanh"]},
+    **{n: ("boolean or integer output, or values piecewise constant in the data: no derivative",
+           "no derivative check; values against NumPy in its family's test file")
+       for n in ["allclose", "isclose", "array_equal", "array_equiv", "histogram2d", "histogramdd",
+                             "histogram_bin_edges", "unique_values", "unique_counts", "unique_inverse", "unique_all",
+                             "sort_complex", "roots", "mask_indices"]},
+    **{n: ("integer-only inputs and outputs", "no derivative check; values against NumPy in its family's test file")
+       for n in ["bitwise_left_shift", "bitwise_right_shift", "bitwise_invert", "packbits", "unpackbits"]},
+    **{n: _META for n in ["isscalar", "iterable"]},
+    **{n: _NO_INPUT for n in ["bartlett", "blackman", "hamming", "hanning"]},
+    **{n: ("functional writes: linear in the array and the values, like x.at[i].set, which has cases",
+           "tests/test_numpy_index_tricks.py checks values against NumPy and under jit")
+       for n in ["put", "place"]},
+    "apply_over_axes": ("applies a given reduction; its derivative is that function's", "values against NumPy "
+                        "(tests/test_numpy_functional.py)"),
 }
 
 

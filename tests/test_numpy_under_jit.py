@@ -27,6 +27,9 @@ GROUPS = {
     "indexing_manipulation": ["test_numpy_indexing.py", "test_numpy_manipulation.py"],
     "reductions_sorting_products": ["test_numpy_reductions.py", "test_numpy_sorting.py", "test_numpy_products.py"],
     "linalg_fft_special": ["test_linalg.py", "test_fft.py", "test_scipy_special.py"],
+    "issue16_additions": ["test_numpy_calculus.py", "test_numpy_comparison.py", "test_numpy_functional.py",
+                          "test_numpy_index_tricks.py", "test_numpy_jax_style_program.py", "test_numpy_polynomial.py",
+                          "test_numpy_signal.py", "test_numpy_statistics.py", "test_numpy_windows_histograms.py"],
 }
 
 
@@ -100,6 +103,14 @@ NEEDS_CONCRETE_CASES = {
                r"mode='raise'.*Use mode='wrap' or mode='clip'"),
     "ravel_multi_index": (lambda i: jnp.ravel_multi_index((i, i), (4, 4)), (_I,),
                           r"mode='raise'.*Use mode='wrap' or mode='clip'"),
+    "unique_values": (jnp.unique_values, (_X,), r"concrete.*size="),
+    "unique_counts": (jnp.unique_counts, (_X,), r"concrete.*size="),
+    "unique_inverse": (jnp.unique_inverse, (_X,), r"concrete.*size="),
+    "unique_all": (jnp.unique_all, (_X,), r"concrete.*size="),
+    "mask_indices": (lambda k: jnp.mask_indices(3, lambda m, _: jnp.triu(m) * k), (_X[1],), r"must be concrete.*size="),
+    "roots": (jnp.roots, (_X,), r"roots needs concrete coefficients"),
+    "polymul": (lambda a: jnp.polymul(a, a, trim_leading_zeros=True), (_X,), r"polymul.*needs concrete"),
+    "polydiv": (lambda a: jnp.polydiv(a, a[:2] + 1, trim_leading_zeros=True), (_X,), r"polydiv.*needs concrete"),
     "getitem_mask": (lambda x, b: x[b], (_X, _B), r"boolean indices must be concrete.*size="),
     "at_mask": (lambda x, b: x.at[b].set(0.0), (_X, _B), r"boolean indices must be concrete.*size="),
 }

@@ -15,6 +15,16 @@ from .reductions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .products import *  # noqa: F401,F403
 from .vectorize import *  # noqa: F401,F403
+from .comparison import *  # noqa: F401,F403
+from .array_api_aliases import *  # noqa: F401,F403
+from .calculus import *  # noqa: F401,F403
+from .signal import *  # noqa: F401,F403
+from .statistics import *  # noqa: F401,F403
+from .polynomial import *  # noqa: F401,F403
+from .index_tricks import *  # noqa: F401,F403
+from .windows import *  # noqa: F401,F403
+from .histograms import *  # noqa: F401,F403
+from .functional import *  # noqa: F401,F403
 from . import manipulation as _manipulation, indexing as _indexing  # noqa: F401
 from . import _array_methods
 from . import linalg, fft  # noqa: F401

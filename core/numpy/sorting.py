@@ -431,6 +431,9 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
         steps = lax.div(lax.iota(float_dtype, nbins + 1), _full((nbins + 1,), nbins, float_dtype))
         width = lax.broadcast_in_dim(lax.sub(hi, lo), (nbins + 1,), ())
         edges = lax.add(lax.broadcast_in_dim(lo, (nbins + 1,), ()), lax.mul(steps, width))
+        # the last edge is exactly `hi`, as NumPy's linspace makes it: lo + (hi - lo) can round
+        # below hi, and the maximum would then fall outside every bin
+        edges = lax.concatenate([lax.slice(edges, (0,), (nbins,)), lax.reshape(hi, (1,))], 0)
     else:
         check_arraylike("histogram", bins)
         edges = _convert(asarray_operand(bins), float_dtype)
@@ -460,3 +463,24 @@ def _builtin_gt_concrete(lo, hi):
         return False
     return bool(np.asarray(lo) > np.asarray(hi))
 
+
+
+def sort_complex(a):
+    """`a` sorted along its last axis, as complex numbers (real part first, then imaginary; NumPy's
+    lexicographic order), in the complex dtype that holds `a`'s values.
+
+    Example:
+        >>> jnp.sort_complex(jnp.array([3.0, 1.0, 2.0]))
+        Array([1.+0.j, 2.+0.j, 3.+0.j], dtype=complex64)
+    """
+    check_arraylike("sort_complex", a)
+    a = sort(asarray_operand(a), axis=-1)
+    if dtypes.is_complex(a.dtype):
+        return a
+    # as JAX: integers and bools go through the default float dtype (float64 with x64 on)
+    real = a.dtype if dtypes.is_inexact(a.dtype) else dtypes.default_float_dtype()
+    target = np.complex128 if np.dtype(real) == np.float64 else np.complex64
+    return _convert(a, dtypes.canonicalize_dtype(target))
+
+
+__all__ += ["sort_complex"]
