@@ -205,3 +205,42 @@ def test_model_that_does_not_fit_the_classes(tmp_path):
 def test_unknown_layer_is_a_config_error(tmp_path):
     with pytest.raises(config_lib.ConfigError, match=r"model\.layers\[1\].*did you mean 'Relu'"):
         train.fit(small_config(tmp_path, model={"preset": None, "layers": [{"Dense": 3}, "Relux"]}))
+
+
+# ----- the metrics fetch and the first-step time (issue 14 figures) ------------------------------------
+
+@pytest.mark.parametrize("count, width", [(1, 4), (3, 3), (5, 3)])
+def test_fetch_metrics_in_one_copy_equals_fetching_each(count, width):
+    """The stacked fetch returns exactly the float32 values `device_get` returns leaf by leaf,
+    whether the interval is shorter than, as long as or longer than the padding width."""
+    import core
+    import core.numpy as jnp
+    rng = np.random.default_rng(0)
+    pending = [{"loss": jnp.asarray(np.float32(rng.normal())), "accuracy": jnp.asarray(np.float32(rng.random()))}
+               for _ in range(count)]
+    fetched = loop_lib._fetch_metrics(pending, width)
+    expected = core.device_get(pending)
+    assert len(fetched) == count
+    for got, want in zip(fetched, expected):
+        assert got.keys() == want.keys()
+        for k in want:
+            assert np.asarray(got[k]).dtype == np.float32
+            assert np.asarray(got[k]).tobytes() == np.asarray(want[k]).tobytes(), k
+
+
+def test_fetch_metrics_falls_back_for_non_scalars():
+    import core.numpy as jnp
+    pending = [{"loss": jnp.ones((2,), jnp.float32)}, {"loss": jnp.zeros((2,), jnp.float32)}]
+    fetched = loop_lib._fetch_metrics(pending, 4)
+    np.testing.assert_array_equal(np.stack([f["loss"] for f in fetched]), [[1, 1], [0, 0]])
+
+
+def test_time_to_first_step_is_logged_with_compile_seconds(tmp_path):
+    """The first record holds `time_to_first_step`: seconds since the process started, so it
+    includes the first step's compile and precedes a reading taken after the run."""
+    from train.logs import seconds_since_process_start
+    train.fit(small_config(tmp_path, run={"steps": 2}))
+    after = seconds_since_process_start()
+    first = jsonl(tmp_path)[0]
+    assert first["step"] == 1
+    assert 0 < first["compile_seconds"] <= first["time_to_first_step"] <= after
