@@ -661,7 +661,9 @@ def main(argv=None):
         log(f"torch: {torch_python()} missing, skipped; run `bash bench/setup_oracles.sh torch`")
         torch_peers = []
 
+    env = [f"{k}={shlex.quote(os.environ[k])}" for k in ("BENCH_PURENN_PYTHON", "BENCH_TORCH_PYTHON") if k in os.environ]
     command = shlex.join(getattr(sys, "orig_argv", [sys.executable, *sys.argv]))
+    command = " ".join(env + [command])
     t_start, load_before = time.perf_counter(), bench_run.loadavg()
     scratch = Scratch()
     results = {}
