@@ -114,14 +114,15 @@ def test_write_section_creates_a_new_file(tmp_path):
 
 def test_render_shows_failures_ratios_and_verdicts():
     ok = {"ok": True, "maxrss_kb": 1024 * 100, "load1_before": 1.0}
-    rounds = [{"train": {**ok, "steps_per_second": 90.0, "cpu_ms_per_step": 1.1},
-               "loop": {**ok, "steps_per_second": 100.0, "cpu_ms_per_step": 1.0},
+    rounds = [{"train": {**ok, "window_steps_per_second": 90.0, "steps_per_second": 80.0, "cpu_ms_per_step": 1.25},
+               "loop": {**ok, "window_steps_per_second": 100.0, "steps_per_second": 100.0, "cpu_ms_per_step": 1.0},
                "train+eval": {"ok": False, "error": "train: exit 1: boom", "load1_before": 1.0}}]
     meta = {"command": "x", "date": "d", "duration_s": 1.0, "machine": {"nproc": 2, "cpu": "c", "os": "o"},
             "load_before": "1", "load_after": "1", "load_median": 1.0, "load_max": 1.0, "git": "g",
             "rounds": 1, "steps": {"mlp": 100}, "target": 0.97, "accuracy_peers": []}
     text = T.render({"throughput": {"mlp": rounds}}, meta)
-    assert "| mlp | 100 | `train` | 90.0 |" in text and "0.900" in text
+    assert "| mlp | 100 | `train` | 90.0 | 90.0 – 90.0 | — | 0.900 | 80.0 | 0.800 | 1.250 |" in text
     assert "1 failed: train: exit 1: boom" in text
-    assert "steps/s 0.900 of the loop's **missed**" in text and "1.000x the loop's **met**" in text
+    assert "steps/s 0.900 of the loop's over steps 51..N **missed** (0.800 over steps 2..N" in text
+    assert "from CPU time per step: 0.800 **missed**" in text and "1.000x the loop's **met**" in text
     assert text.startswith(T.SECTION_TITLE) and text.rstrip().endswith(T.END)
