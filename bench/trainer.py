@@ -443,10 +443,11 @@ METHOD = {
         "the loop's timing of the same span. Because wall-clock rates on this shared machine swing by up "
         "to 2x from one process to the next, the process's CPU time per step (all threads) over steps "
         "51..N is shown too (for `train` read from /proc when the runner receives those two progress "
-        "lines, for the loop with `time.process_time()`): it repeats within a few percent across rounds, "
-        "so its ratio (loop CPU / `train` CPU) is the steadier estimate of the throughput ratio on an "
-        "idle machine (it charges the prefetch thread's work to `train`, though that thread overlaps the "
-        "step on a free core). Every `train` run gets an empty compilation cache, so it compiles as the "
+        "lines, for the loop with `time.process_time()`). For the MLP it repeats within ~10 % across "
+        "rounds, so its ratio (loop CPU / `train` CPU) is the steadier estimate of the throughput ratio on "
+        "an idle machine; for the convnet it spreads ~20 % (XLA runs the convolutions on a thread pool "
+        "whose spin-waiting grows with the load). It charges the prefetch thread's work to `train`, "
+        "though that thread overlaps the step when a core is free. Every `train` run gets an empty compilation cache, so it compiles as the "
         "loop does and peak memory compares like with like; peak memory is the process's own "
         "`ru_maxrss` (os.wait4). Ratios are of the medians over rounds."),
     "first_step": (
