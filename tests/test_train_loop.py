@@ -244,3 +244,42 @@ def test_time_to_first_step_is_logged_with_compile_seconds(tmp_path):
     first = jsonl(tmp_path)[0]
     assert first["step"] == 1
     assert 0 < first["compile_seconds"] <= first["time_to_first_step"] <= after
+
+
+def test_train_step_gets_batches_already_on_the_device(tmp_path, monkeypatch):
+    """On one device the prefetch thread copies each batch to the device, so the step call gets
+    core Arrays (and the run still traces the step once)."""
+    import core
+    seen = []
+    original = loop_lib.make_steps
+
+    def spy(*args, **kwargs):
+        fns = original(*args, **kwargs)
+
+        def train_step(state, batch):
+            seen.append({k: type(v) for k, v in batch.items()})
+            return fns.train_step(state, batch)
+        return fns._replace(train_step=train_step)
+    monkeypatch.setattr(loop_lib, "make_steps", spy)
+    train.fit(small_config(tmp_path, run={"steps": 9}))
+    assert len(seen) == 9
+    assert all(kinds == {"x": core.Array, "y": core.Array, "mask": core.Array} for kinds in seen)
+
+
+def test_two_runs_in_the_same_second_keep_both_event_files(tmp_path, monkeypatch):
+    """tensorboardX names an event file by the second and the host: a resumed run whose writer
+    opened within the same second as the first run's truncated the first run's events (seen as a
+    flaky test_event_files_hold_every_logged_scalar once runs got fast). The clock is frozen here
+    so the two writers always share the second."""
+    import tensorboardX.event_file_writer as efw
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from train.logs import RunLogger
+    monkeypatch.setattr(efw.time, "time", lambda: 1_700_000_000.25)
+    with RunLogger(str(tmp_path), total_steps=4, progress="off") as log:
+        log.scalars(1, {"train/loss": 1.0})
+        log.scalars(2, {"train/loss": 0.5})
+    with RunLogger(str(tmp_path), total_steps=4, start_step=2, progress="off") as log:
+        log.scalars(3, {"train/loss": 0.25})
+    acc = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance={"scalars": 0})
+    acc.Reload()
+    assert [(e.step, e.value) for e in acc.Scalars("train/loss")] == [(1, 1.0), (2, 0.5), (3, 0.25)]

@@ -79,9 +79,13 @@ class RunLogger:
         self.jsonl_path = os.path.join(workdir, "metrics.jsonl")
         self.total_steps, self.start_step = total_steps, start_step
         self.stream = stream or sys.stdout
-        # events past the checkpoint we resume from were written by the interrupted run: hide them
+        # events past the checkpoint we resume from were written by the interrupted run: hide them.
+        # tensorboardX names event files by the second and the host only, so a writer opened in
+        # the same second as the previous run's (a quick resume) would truncate its file. The
+        # suffix makes each writer's file its own and keeps the names in time order, the order
+        # TensorBoard reads them in (a later run's file read first would drop the earlier steps)
         self.writer = SummaryWriter(self.tb_dir, purge_step=start_step + 1 if start_step else None,
-                                    flush_secs=30)
+                                    flush_secs=30, filename_suffix=f".{time.time_ns():020d}.{os.getpid()}")
         self._rewrite_jsonl(start_step)
         self._jsonl = open(self.jsonl_path, "a", encoding="utf-8")
         if progress == "auto":
