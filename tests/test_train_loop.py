@@ -246,26 +246,6 @@ def test_time_to_first_step_is_logged_with_compile_seconds(tmp_path):
     assert 0 < first["compile_seconds"] <= first["time_to_first_step"] <= after
 
 
-def test_train_step_gets_batches_already_on_the_device(tmp_path, monkeypatch):
-    """On one device the prefetch thread copies each batch to the device, so the step call gets
-    core Arrays (and the run still traces the step once)."""
-    import core
-    seen = []
-    original = loop_lib.make_steps
-
-    def spy(*args, **kwargs):
-        fns = original(*args, **kwargs)
-
-        def train_step(state, batch):
-            seen.append({k: type(v) for k, v in batch.items()})
-            return fns.train_step(state, batch)
-        return fns._replace(train_step=train_step)
-    monkeypatch.setattr(loop_lib, "make_steps", spy)
-    train.fit(small_config(tmp_path, run={"steps": 9}))
-    assert len(seen) == 9
-    assert all(kinds == {"x": core.Array, "y": core.Array, "mask": core.Array} for kinds in seen)
-
-
 def test_two_runs_in_the_same_second_keep_both_event_files(tmp_path, monkeypatch):
     """tensorboardX names an event file by the second and the host: a resumed run whose writer
     opened within the same second as the first run's truncated the first run's events (seen as a

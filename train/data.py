@@ -622,11 +622,9 @@ PREFETCH_GROUP_BYTES = 1 << 20
 
 
 def _array_bytes(item):
-    """Bytes of the arrays in `item` (an array with `nbytes`, NumPy's or core's, or a tuple, list or
-    dict holding them)."""
-    nbytes = getattr(item, "nbytes", None)
-    if isinstance(nbytes, (int, np.integer)) and not isinstance(nbytes, bool):
-        return int(nbytes)
+    """Bytes of the NumPy arrays in `item` (an array, or a tuple, list or dict holding them)."""
+    if isinstance(item, np.ndarray):
+        return item.nbytes
     if isinstance(item, (tuple, list)):
         return sum(_array_bytes(x) for x in item)
     if isinstance(item, dict):
@@ -646,7 +644,7 @@ class Prefetcher:
     the next batches are built while the device computes; yields the items in order.
 
     With `group_bytes`, the thread hands items over in groups (lists, each `size` counting one)
-    holding up to that many bytes of arrays (anything with `nbytes`), at least one item each: a
+    holding up to that many bytes of NumPy arrays, at least one item each: a
     fast consumer then pays one thread switch per group instead of per item. That matters for
     small batches: with the digits MLP (a step of ~0.3 ms), handing batches over one by one cost
     a third of a step in locks, wake-ups and GIL hand-offs (bench/RESULTS.md, "Trainer (issue

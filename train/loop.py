@@ -199,9 +199,6 @@ class _Run:
         d = self.cfg.data
         it = data_lib.batches(self.data.train, self.batch_size, seed=self.cfg.run.seed, epoch=epoch, start=start,
                               shuffle=d.shuffle, augment=d.augment)
-        if self.devices == 1:
-            # the copy to the device happens on the prefetch thread too, off the step's critical path
-            it = ((index, {k: core.device_put(v) for k, v in batch.items()}) for index, batch in it)
         return data_lib.Prefetcher(it, size=d.prefetch, group_bytes=data_lib.PREFETCH_GROUP_BYTES)
 
     def _on_devices(self, batch):
