@@ -184,3 +184,16 @@ def test_print_config_and_help_in_a_subprocess(tmp_path):
     assert proc.returncode == 0 and "  name: from_cli\n" in proc.stdout and proc.stderr == ""
     proc = run_train(["--help"], cwd=tmp_path)
     assert proc.returncode == 0 and "data.batch_size: int >= 1 = 32" in proc.stdout
+
+
+def test_seconds_since_process_start_against_the_parent_clock():
+    """A child that sleeps 0.3 s then reads its age reports between 0.3 s and the time the parent
+    saw pass from before starting it to after it ended (1/100 s of kernel clock rounding aside)."""
+    import time
+    code = "import time; time.sleep(0.3); from train.logs import seconds_since_process_start as s; print(s())"
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
+    wall = time.perf_counter() - t0
+    age = float(out.stdout)
+    assert 0.3 - 0.02 <= age <= wall + 0.02

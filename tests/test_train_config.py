@@ -793,7 +793,9 @@ def test_the_default_config_is_the_documented_one():
     assert (cfg.optimizer.name, cfg.optimizer.learning_rate, cfg.optimizer.schedule) == ("adam", 1e-3, "cosine_decay")
     assert cfg.run.epochs == 20 and cfg.data.batch_size == 32
     conv = load_config([os.path.join(ROOT, "configs", "digits_convnet.yaml")])
-    assert (conv.model.preset, conv.data.augment, conv.run.epochs) == ("convnet", "shift", 30)
+    # 50 epochs with label smoothing: >= 98.5 % test accuracy on seeds 0-9 (bench/RESULTS.md, "Trainer")
+    assert (conv.model.preset, conv.data.augment, conv.run.epochs) == ("convnet", "shift", 50)
+    assert conv.loss.label_smoothing == 0.1
     opt = conv.optimizer
     assert (opt.name, opt.learning_rate, opt.schedule) == ("adam", 2e-3, "cosine_decay")
 

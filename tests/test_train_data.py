@@ -602,3 +602,75 @@ def test_prefetcher_close_without_thread_closes_the_generator_and_size_is_checke
     with pytest.raises(DataError) as info:
         Prefetcher([], size=-1)
     assert info.value.key == "data.prefetch"
+
+
+# ----- Prefetcher groups (fewer thread switches for small batches) ------------------------------------
+
+def _recording_puts(monkeypatch):
+    """What the producer thread hands over, item by item of its queue."""
+    handed = []
+    original = Prefetcher._put
+
+    def put(self, item):
+        handed.append(item)
+        return original(self, item)
+    monkeypatch.setattr(Prefetcher, "_put", put)
+    return handed
+
+
+@pytest.mark.parametrize("group_bytes", [1, 100, 10 ** 9])
+def test_prefetcher_groups_yield_the_same_items_in_order(group_bytes):
+    split = _index_split(23, (2,))
+    expected = _collect(batches(split, 4, seed=1, epoch=0))
+    with Prefetcher(batches(split, 4, seed=1, epoch=0), size=2, group_bytes=group_bytes) as items:
+        _assert_same_batches(_collect(items), expected)
+        assert list(items) == []
+
+
+def test_prefetcher_hands_items_over_in_groups_of_the_byte_budget(monkeypatch):
+    handed = _recording_puts(monkeypatch)
+    # batches of 4 rows: x float32[4, 2] (32 bytes), y int32[4] (16), mask float32[4] (16) = 64 bytes
+    split = _index_split(23, (2,))
+    with Prefetcher(batches(split, 4, seed=1, epoch=0), size=1, group_bytes=150) as items:
+        assert [i for i, _ in items] == [0, 1, 2, 3, 4, 5]
+    groups = [h for h in handed if isinstance(h, list)]
+    # a group closes once it holds >= 150 bytes: 3 batches (192 bytes); the rest at the end
+    assert [[i for i, _ in g] for g in groups] == [[0, 1, 2], [3, 4, 5]]
+    assert len(handed) == len(groups) + 1          # and the end marker
+
+
+def test_prefetcher_group_before_an_error_is_delivered_then_the_error(monkeypatch):
+    items = Prefetcher(_failing_producer(), size=2, group_bytes=10 ** 9)
+    assert next(items) == 1 and next(items) == 2   # the partial group made before the error
+    with pytest.raises(ZeroDivisionError, match="producer failed at item 3"):
+        next(items)
+    with pytest.raises(StopIteration):
+        next(items)
+    items.close()
+
+
+def test_prefetcher_close_stops_a_grouping_producer_and_checks_group_bytes():
+    produced, closed = [], threading.Event()
+
+    def endless():
+        try:
+            i = 0
+            while True:
+                produced.append(i)
+                yield np.zeros(8, np.uint8) + i % 256
+                i += 1
+        finally:
+            closed.set()
+
+    items = Prefetcher(endless(), size=2, group_bytes=16)   # groups of two 8-byte arrays
+    assert int(next(items)[0]) == 0
+    while len(produced) < 6:
+        threading.Event().wait(0.01)
+    items.close()
+    assert not items._thread.is_alive() and closed.is_set()
+    assert len(produced) <= 9          # 2 queued groups + one being made + the one consumed
+    with pytest.raises(StopIteration):
+        next(items)
+    for bad in (0, -5, 1.5, True):
+        with pytest.raises(ValueError, match="group_bytes"):
+            Prefetcher([], size=1, group_bytes=bad)

@@ -314,3 +314,61 @@ def test_histograms_are_written(tmp_path):
     acc = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance={"histograms": 0})
     acc.Reload()
     assert any(tag.startswith("params") for tag in acc.Tags()["histograms"])
+
+
+# ----- the metrics fetch and the first-step time (issue 14 figures) ------------------------------------
+
+@pytest.mark.parametrize("count, width", [(1, 4), (3, 3), (5, 3)])
+def test_fetch_metrics_in_one_copy_equals_fetching_each(count, width):
+    """The stacked fetch returns exactly the float32 values `device_get` returns leaf by leaf,
+    whether the interval is shorter than, as long as or longer than the padding width."""
+    import core
+    import core.numpy as jnp
+    rng = np.random.default_rng(0)
+    pending = [{"loss": jnp.asarray(np.float32(rng.normal())), "accuracy": jnp.asarray(np.float32(rng.random()))}
+               for _ in range(count)]
+    fetched = loop_lib._fetch_metrics(pending, width)
+    expected = core.device_get(pending)
+    assert len(fetched) == count
+    for got, want in zip(fetched, expected):
+        assert got.keys() == want.keys()
+        for k in want:
+            assert np.asarray(got[k]).dtype == np.float32
+            assert np.asarray(got[k]).tobytes() == np.asarray(want[k]).tobytes(), k
+
+
+def test_fetch_metrics_falls_back_for_non_scalars():
+    import core.numpy as jnp
+    pending = [{"loss": jnp.ones((2,), jnp.float32)}, {"loss": jnp.zeros((2,), jnp.float32)}]
+    fetched = loop_lib._fetch_metrics(pending, 4)
+    np.testing.assert_array_equal(np.stack([f["loss"] for f in fetched]), [[1, 1], [0, 0]])
+
+
+def test_time_to_first_step_is_logged_with_compile_seconds(tmp_path):
+    """The first record holds `time_to_first_step`: seconds since the process started, so it
+    includes the first step's compile and precedes a reading taken after the run."""
+    from train.logs import seconds_since_process_start
+    train.fit(small_config(tmp_path, run={"steps": 2}))
+    after = seconds_since_process_start()
+    first = jsonl(tmp_path)[0]
+    assert first["step"] == 1
+    assert 0 < first["compile_seconds"] <= first["time_to_first_step"] <= after
+
+
+def test_two_runs_in_the_same_second_keep_both_event_files(tmp_path, monkeypatch):
+    """tensorboardX names an event file by the second and the host: a resumed run whose writer
+    opened within the same second as the first run's truncated the first run's events (seen as a
+    flaky test_event_files_hold_every_logged_scalar once runs got fast). The clock is frozen here
+    so the two writers always share the second."""
+    import tensorboardX.event_file_writer as efw
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from train.logs import RunLogger
+    monkeypatch.setattr(efw.time, "time", lambda: 1_700_000_000.25)
+    with RunLogger(str(tmp_path), total_steps=4, progress="off") as log:
+        log.scalars(1, {"train/loss": 1.0})
+        log.scalars(2, {"train/loss": 0.5})
+    with RunLogger(str(tmp_path), total_steps=4, start_step=2, progress="off") as log:
+        log.scalars(3, {"train/loss": 0.25})
+    acc = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance={"scalars": 0})
+    acc.Reload()
+    assert [(e.step, e.value) for e in acc.Scalars("train/loss")] == [(1, 1.0), (2, 0.5), (3, 0.25)]

@@ -17,6 +17,7 @@ This module depends only on NumPy and the standard library, and takes plain argu
 a config object. An error that a config key can fix is a `DataError(key, message)` naming the
 dotted key (e.g. "data.path"); the loop adds the config file and line.
 """
+import collections
 import gzip
 import math
 import os
@@ -616,6 +617,21 @@ def _random_shifts(rng, images):
 
 # ----- prefetching -----------------------------------------------------------------------------
 
+# the trainer's batches travel from the prefetch thread in groups of about this size (Prefetcher)
+PREFETCH_GROUP_BYTES = 1 << 20
+
+
+def _array_bytes(item):
+    """Bytes of the NumPy arrays in `item` (an array, or a tuple, list or dict holding them)."""
+    if isinstance(item, np.ndarray):
+        return item.nbytes
+    if isinstance(item, (tuple, list)):
+        return sum(_array_bytes(x) for x in item)
+    if isinstance(item, dict):
+        return sum(_array_bytes(x) for x in item.values())
+    return 0
+
+
 class _Done:
     """The producer's last item: the end of the iterable, or the exception that ended it."""
 
@@ -627,10 +643,17 @@ class Prefetcher:
     """Iterate `iterable` on a background daemon thread into a queue of at most `size` items, so
     the next batches are built while the device computes; yields the items in order.
 
+    With `group_bytes`, the thread hands items over in groups (lists, each `size` counting one)
+    holding up to that many bytes of NumPy arrays, at least one item each: a
+    fast consumer then pays one thread switch per group instead of per item. That matters for
+    small batches: with the digits MLP (a step of ~0.3 ms), handing batches over one by one cost
+    a third of a step in locks, wake-ups and GIL hand-offs (bench/RESULTS.md, "Trainer (issue
+    14)"); batches as large as the budget still go one at a time.
+
     An exception raised by the producer is raised again in the consumer, with the producer's
-    traceback. `close()` (or leaving the `with` block) stops the thread promptly, also while it is
-    blocked on a full queue, and closes the iterable if it is a generator. `size=0` means no
-    thread: plain iteration in the caller's thread.
+    traceback, after the items made before it. `close()` (or leaving the `with` block) stops the
+    thread promptly, also while it is blocked on a full queue, and closes the iterable if it is
+    a generator. `size=0` means no thread: plain iteration in the caller's thread.
 
         >>> with Prefetcher(range(5), size=2) as items:
         ...     list(items)
@@ -639,13 +662,18 @@ class Prefetcher:
 
     _POLL_S = 0.05   # how often a blocked producer or consumer looks at the stop flag
 
-    def __init__(self, iterable, size=2):
+    def __init__(self, iterable, size=2, group_bytes=None):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
             raise DataError("data.prefetch", f"must be a non-negative integer, got {size!r}")
+        if group_bytes is not None and (isinstance(group_bytes, bool) or not isinstance(group_bytes, (int, np.integer))
+                                        or group_bytes < 1):
+            raise ValueError(f"Prefetcher: group_bytes must be a positive integer or None, got {group_bytes!r}")
         self._size = int(size)
+        self._group_bytes = group_bytes
         self._iterable = iterable
         self._stop = threading.Event()
         self._finished = False
+        self._ready = collections.deque()   # the rest of the group being consumed
         if self._size == 0:
             self._iterator = iter(iterable)
             self._thread = None
@@ -665,15 +693,26 @@ class Prefetcher:
         return False
 
     def _produce(self):
-        iterator = None
+        iterator, group, nbytes = None, [], 0
         try:
             iterator = iter(self._iterable)
             for item in iterator:
-                if not self._put(item):
-                    return
+                if self._group_bytes is None:
+                    if not self._put(item):
+                        return
+                    continue
+                group.append(item)
+                nbytes += _array_bytes(item)
+                if nbytes >= self._group_bytes:
+                    if not self._put(group):
+                        return
+                    group, nbytes = [], 0
+            if group and not self._put(group):
+                return
             self._put(_Done())
         except BaseException as e:  # noqa: BLE001 -- handed to the consumer, which re-raises it
-            self._put(_Done(e))
+            if not group or self._put(group):
+                self._put(_Done(e))
         finally:
             close = getattr(iterator, "close", None)
             if close is not None and self._stop.is_set():
@@ -686,6 +725,8 @@ class Prefetcher:
         return self
 
     def __next__(self):
+        if self._ready:
+            return self._ready.popleft()
         if self._finished:
             raise StopIteration
         if self._thread is None:
@@ -707,12 +748,16 @@ class Prefetcher:
             if item.error is not None:
                 raise item.error
             raise StopIteration
-        return item
+        if self._group_bytes is None:
+            return item
+        self._ready.extend(item)
+        return self._ready.popleft()
 
     def close(self):
         """Stop the producer thread and wait for it (it exits within one poll of the stop flag
         unless the iterable itself is blocked); further iteration ends at once."""
         self._finished = True
+        self._ready.clear()
         self._stop.set()
         if self._thread is None:
             close = getattr(self._iterator, "close", None)

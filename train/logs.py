@@ -18,7 +18,9 @@ import os
 import sys
 import time
 
-__all__ = ["RunLogger", "format_metrics"]
+__all__ = ["RunLogger", "format_metrics", "seconds_since_process_start"]
+
+_IMPORTED = time.perf_counter()   # the fallback origin where /proc is missing
 
 
 _SHORT = {"train/loss": "loss", "train/accuracy": "acc", "learning_rate": "lr", "eval/loss": "val_loss",
@@ -43,6 +45,26 @@ def format_metrics(metrics):
     return " | ".join((f"{p}: " if p else "") + ", ".join(items) for p, items in groups.items())
 
 
+def seconds_since_process_start():
+    """Seconds since this process started: from /proc on Linux (to 1/100 s: the kernel's clock
+    ticks), else since this module was imported. The loop logs it at the end of the first step as
+    `time_to_first_step` (import, data, tracing and compiling: what a user waits for).
+
+    >>> 0 <= seconds_since_process_start() < 3600
+    True
+    """
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            # field 22 is the start time in clock ticks after boot; the fields after the
+            # parenthesized command name start at field 3
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        return max(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 0.0)
+    except (OSError, ValueError, IndexError):
+        return time.perf_counter() - _IMPORTED
+
+
 class RunLogger:
     """TensorBoard, `metrics.jsonl` and progress for one run in `workdir`.
 
@@ -60,8 +82,12 @@ class RunLogger:
         self.stream = stream or sys.stdout
         # Events past the checkpoint we resume from were written by the interrupted run: hide
         # them. A fresh start hides every earlier event: a run killed before its first checkpoint
-        # leaves event files behind (metrics.jsonl is removed below).
-        self.writer = SummaryWriter(self.tb_dir, purge_step=start_step + 1 if start_step else 0, flush_secs=30)
+        # leaves event files behind (metrics.jsonl is removed below). tensorboardX names event
+        # files by the second and the host only, so a writer opened in the same second as the
+        # previous run's (a quick resume) would truncate its file; the suffix makes each writer's
+        # file its own and keeps the names in time order, the order TensorBoard reads them in.
+        self.writer = SummaryWriter(self.tb_dir, purge_step=start_step + 1 if start_step else 0, flush_secs=30,
+                                    filename_suffix=f".{time.time_ns():020d}.{os.getpid()}")
         self._rewrite_jsonl(start_step)
         self._jsonl = open(self.jsonl_path, "a", encoding="utf-8")
         if progress == "auto":
