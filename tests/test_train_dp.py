@@ -17,6 +17,7 @@ import core.numpy as jnp
 import nn
 import optim
 import train
+from train_helpers import jsonl, leaves  # tests/ is on sys.path
 from core import random
 from core.tree_util import tree_flatten
 from train import config as config_lib
@@ -46,16 +47,6 @@ def dp_config(workdir, **sections):
     for name, values in sections.items():
         cfg.setdefault(name, {}).update(values)
     return cfg
-
-
-def jsonl(workdir):
-    with open(os.path.join(workdir, "metrics.jsonl")) as f:
-        return [json.loads(line) for line in f]
-
-
-def leaves(tree):
-    from core.tree_util import keystr, tree_flatten_with_path
-    return {keystr(p): np.asarray(v) for p, v in tree_flatten_with_path(tree)[0]}
 
 
 def error_of(cfg):

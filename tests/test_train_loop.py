@@ -4,13 +4,13 @@ TensorBoard's own reader, and the model/data checks a user meets first.
 
 Runs are tiny (synthetic data, a few dozen steps) so each test takes a second or two.
 """
-import json
 import os
 
 import numpy as np
 import pytest
 
 import train
+from train_helpers import jsonl, leaves  # tests/ is on sys.path
 from train import config as config_lib
 from train import data as data_lib
 from train import loop as loop_lib
@@ -35,18 +35,8 @@ def small_config(workdir, **sections):
     return cfg
 
 
-def jsonl(workdir):
-    with open(os.path.join(workdir, "metrics.jsonl")) as f:
-        return [json.loads(line) for line in f]
-
-
 def losses(workdir):
     return [(r["step"], r["train/loss"]) for r in jsonl(workdir) if "train/loss" in r]
-
-
-def leaves(tree):
-    from core.tree_util import tree_flatten_with_path, keystr
-    return {keystr(p): np.asarray(v) for p, v in tree_flatten_with_path(tree)[0]}
 
 
 def assert_trees_equal(a, b):
