@@ -1,5 +1,6 @@
 """`core.lax`: the primitives, one block each, with thin wrappers in JAX's `lax` calling convention
 (arrays positional, static parameters as keywords)."""
+from .precision import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .structural import *  # noqa: F401,F403
 from .slicing import *  # noqa: F401,F403
