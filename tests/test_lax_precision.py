@@ -35,12 +35,13 @@ def test_precision_members_values_and_printing_as_jax():
     assert P(2) is P.HIGHEST and P(None) is P.DEFAULT
     assert repr(P.HIGH) == "Precision.HIGH" and str(P.HIGH) == "HIGH"
     assert canonicalize_precision(None) is None
-    assert canonicalize_precision((P.HIGH, "highest")) == (P.HIGH, P.HIGHEST)
+    assert canonicalize_precision((P.HIGH, P.HIGHEST)) == (P.HIGH, P.HIGHEST)
     assert canonicalize_precision(["default", "float32"]) == (P.DEFAULT, P.HIGHEST)
     assert hash(canonicalize_precision("high")) == hash((P.HIGH, P.HIGH))
 
 
-@pytest.mark.parametrize("bad", ["hihgest", "HIGHEST", 3.5, ("high",), ("high", "high", "high"), ("high", "x")])
+@pytest.mark.parametrize("bad", ["hihgest", "HIGHEST", 3.5, ("high",), ("high", "high", "high"), ("high", "x"),
+                                 (P.HIGH, "high")])  # JAX refuses a mixed pair too
 def test_invalid_precision_raises_value_error_naming_the_value(bad):
     x = jnp.ones((2, 2))
     with pytest.raises(ValueError, match="dot_general: invalid precision") as info:
@@ -60,7 +61,7 @@ def test_invalid_precision_raises_value_error_naming_the_value(bad):
 def test_dot_general_lowers_precision_config_and_matches_numpy(rng):
     a = rng.standard_normal((3, 4)).astype(np.float32)
     b = rng.standard_normal((4, 5)).astype(np.float32)
-    f = core.jit(lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ())), precision=("default", P.HIGHEST)))
+    f = core.jit(lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ())), precision=("default", "highest")))
     text = f.lower(a, b).as_text()
     assert _config_text("DEFAULT", "HIGHEST") in text
     np.testing.assert_allclose(f(a, b), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)

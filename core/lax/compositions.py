@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes
 from ._base import aval_of
 from .convolution import ConvDimensionNumbers, _conv_shape_rule, _dilate, conv_dimension_numbers, conv_general_dilated
-from .elementwise import add, bitwise_and, bitwise_not, lt, mul, neg, select_n, shift_right_logical, sub
+from .elementwise import add, bitwise_and, lt, mul, neg, select_n, shift_right_logical, sub
 from .parallel import all_to_all, ppermute
 from .precision import Precision
 from .reductions import padtype_to_pads
@@ -89,30 +89,35 @@ def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dime
 
 
 def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
-    """The output shape of a convolution of NC... `lhs_shape` with OI... `rhs_shape` given explicit
-    `pads` ((low, high) per spatial dimension).
+    """The output shape of a convolution of NC... `lhs_shape` with OI... `rhs_shape` given `pads`
+    ('SAME', 'VALID' or (low, high) per spatial dimension).
 
     >>> lax.conv_shape_tuple((2, 3, 8), (4, 3, 3), (2,), [(1, 1)])
     (2, 4, 4)
     """
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], tuple(strides), pads)
     spatial = tuple(max(0, (n + lo + hi - k) // s + 1)
                     for n, k, s, (lo, hi) in zip(lhs_shape[2:], rhs_shape[2:], strides, pads, strict=True))
     return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + spatial
 
 
 def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
-    """The output shape of the convolution whose input gradient has `lhs_shape` as its output
-    (JAX's helper for transposed convolutions): per spatial dimension (n - 1) * stride + k - pads.
+    """The output shape of `conv_transpose` for these operand shapes: per spatial dimension
+    (n - 1) * stride - k + 2 + low + high, with `padding` the pads of the stride-dilated input
+    ('SAME', 'VALID' or explicit pairs), as JAX's helper computes it.
 
-    >>> lax.conv_transpose_shape_tuple((1, 3, 4), (2, 3, 3), (2,), [(0, 0)], None)
-    (1, 2, 9)
+    >>> lax.conv_transpose_shape_tuple((1, 4, 3), (3, 3, 2), (2,), "SAME", ("NHC", "HIO", "NHC"))
+    (1, 8, 2)
     """
+    from .convolution import _conv_transpose_pads
     dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
     in_spatial = [lhs_shape[a] for a in dn.lhs_spec[2:]]
     k_spatial = [rhs_shape[a] for a in dn.rhs_spec[2:]]
-    pads = padtype_to_pads(in_spatial, k_spatial, tuple(window_strides), padding)
-    spatial = [(n - 1) * s + k - lo - hi
-               for n, k, s, (lo, hi) in zip(in_spatial, k_spatial, window_strides, pads, strict=True)]
+    if isinstance(padding, str):
+        padding = [_conv_transpose_pads(k, s, padding) for k, s in zip(k_spatial, window_strides, strict=True)]
+    spatial = [(n - 1) * s - k + 2 + lo + hi
+               for n, k, s, (lo, hi) in zip(in_spatial, k_spatial, window_strides, padding, strict=True)]
     out = [0] * len(lhs_shape)
     out[dn.out_spec[0]] = lhs_shape[dn.lhs_spec[0]]
     out[dn.out_spec[1]] = rhs_shape[dn.rhs_spec[0]]
@@ -281,17 +286,15 @@ def _approx_k(name, operand, k, reduction_dimension, recall_target, aggregate_to
     if not 0 <= dim < aval.ndim:
         raise ValueError(f"{name}: reduction_dimension {reduction_dimension} is out of bounds for an operand of "
                          f"shape {aval.shape}.")
+    if aval.dtype.kind != "f" and aval.dtype != dtypes.bfloat16:
+        raise ValueError(f"{name}: operand must be a floating type (as in JAX), got {dtypes.short_name(aval.dtype)}.")
     if not 0 < recall_target <= 1:
         raise ValueError(f"{name}: recall_target must be in (0, 1], got {recall_target}.")
     last = aval.ndim - 1
     x = operand if dim == last else transpose(operand, tuple(a for a in range(aval.ndim) if a != dim) + (dim,))
-    # the exact top-k meets every recall target; smallest k as top-k of the negation (order-reversing for
-    # floats and signed integers; unsigned: of the bitwise complement)
+    # the exact top-k meets every recall target; the smallest k are the top k of the negation
     if largest:
         vals, idx = top_k(x, k)
-    elif aval.dtype.kind == "u":
-        vals, idx = top_k(bitwise_not(x), k)
-        vals = bitwise_not(vals)
     else:
         vals, idx = top_k(neg(x), k)
         vals = neg(vals)
@@ -299,7 +302,7 @@ def _approx_k(name, operand, k, reduction_dimension, recall_target, aggregate_to
         perm = list(range(aval.ndim - 1))
         perm.insert(dim, last)
         vals, idx = transpose(vals, tuple(perm)), transpose(idx, tuple(perm))
-    return vals, idx
+    return [vals, idx]  # a list, as JAX's
 
 
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,

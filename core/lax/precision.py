@@ -63,7 +63,7 @@ def _one(value, where):
         return _PRECISION_STRINGS[value]
     raise ValueError(f"{where}: invalid precision {value!r}. Expected None, a lax.Precision "
                      f"(DEFAULT, HIGH, HIGHEST), one of the strings {list(PRECISION_STRINGS)}, or a "
-                     "pair of those for (lhs, rhs).")
+                     "pair of two Precisions or two strings for (lhs, rhs).")
 
 
 def canonicalize_precision(precision, where="precision"):
@@ -74,7 +74,7 @@ def canonicalize_precision(precision, where="precision"):
 
     >>> canonicalize_precision("high")
     (Precision.HIGH, Precision.HIGH)
-    >>> canonicalize_precision(("default", Precision.HIGHEST))
+    >>> canonicalize_precision(("default", "highest"))
     (Precision.DEFAULT, Precision.HIGHEST)
     """
     if precision is None:
@@ -85,7 +85,9 @@ def canonicalize_precision(precision, where="precision"):
     if isinstance(precision, (Precision, str)):
         p = _one(precision, where)
         return (p, p)
-    if isinstance(precision, (tuple, list)) and len(precision) == 2:
+    if isinstance(precision, (tuple, list)) and len(precision) == 2 and (
+            all(isinstance(p, Precision) for p in precision) or all(isinstance(p, str) for p in precision)):
+        # as JAX: two members or two strings (a mixed pair is an error there too)
         return (_one(precision[0], where), _one(precision[1], where))
     return _one(precision, where)  # raises the error naming the value
 
