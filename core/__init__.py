@@ -59,7 +59,7 @@ def cache_info():
     """Hit and miss counters and sizes of the executable caches, by name."""
     from .runtime import cache_info as _info
     return _info()
-from .config import checking_leaks  # noqa: F401
+from .config import checking_leaks, default_matmul_precision  # noqa: F401
 
 
 # Every public function is an API entry point: errors leaving it show the user's frames only

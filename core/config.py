@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 
-__all__ = ["config", "update", "read", "checking_leaks", "config_with_absl", "parse_flags_with_absl"]
+__all__ = ["config", "update", "read", "checking_leaks", "default_matmul_precision", "config_with_absl", "parse_flags_with_absl"]
 
 
 def _env(name):
@@ -56,6 +56,10 @@ def _env_number(name, default, kind, minimum):
 
 
 _UNSET = object()
+
+# The names `default_matmul_precision` accepts: core.lax.Precision's aliases, as JAX's
+MATMUL_PRECISION_STRINGS = ("default", "fastest", "bfloat16", "high", "bfloat16_3x", "tensorfloat32",
+                            "highest", "float32")
 
 
 class _ThreadFlags(threading.local):
@@ -108,6 +112,10 @@ class Config:
                                        "the least recently used entries go first."),
         "debug_key_reuse": (lambda: _env_bool("DEBUG_KEY_REUSE", False),
                             "Raise errors.KeyReuseError when a PRNG key is consumed twice (core/key_reuse.py)."),
+        "default_matmul_precision": (
+            lambda: _env_str("DEFAULT_MATMUL_PRECISION", None) or None,
+            "The precision of float32 contractions (dot_general, conv) not given one: None, or one of "
+            f"{list(MATMUL_PRECISION_STRINGS)} (see core.lax.Precision). No effect on CPU results."),
         "platforms": (lambda: (os.environ.get("PURENN_PLATFORMS") or os.environ.get("PURENN_PLATFORM")
                                     or os.environ.get("JAX_PLATFORMS") or None),
                       "Comma-separated platforms to use, as JAX's `jax_platforms` ('cpu', 'cuda' or 'gpu'; "
@@ -118,9 +126,10 @@ class Config:
     _CHOICES = {"numpy_rank_promotion": ("allow", "warn", "raise"),
                 "numpy_dtype_promotion": ("standard", "strict")}
     # Flags that context managers set per thread (`_override`); read through these properties.
-    _THREAD_LOCAL = ("disable_jit", "check_tracer_leaks")
+    _THREAD_LOCAL = ("disable_jit", "check_tracer_leaks", "default_matmul_precision")
     disable_jit = _context_flag("disable_jit")
     check_tracer_leaks = _context_flag("check_tracer_leaks")
+    default_matmul_precision = _context_flag("default_matmul_precision")
 
     def __init__(self):
         self._values = {name: make() for name, (make, _) in self._DEFAULTS.items()}
@@ -161,6 +170,8 @@ class Config:
                              f">= 0, got {value!r}")
         if name == "platforms":
             value = self._check_platforms(value)
+        if name == "default_matmul_precision":
+            value = _check_matmul_precision(value)
         with self._lock:
             self._values[name] = value
             if name not in self._THREAD_LOCAL:
@@ -250,7 +261,7 @@ class Config:
                 # it is this thread's value, so the key is cached only while no thread overrides it
                 key = (self._values["enable_x64"], self._values["numpy_rank_promotion"],
                        self._values["numpy_dtype_promotion"], self.check_tracer_leaks,
-                       self._values["debug_key_reuse"])
+                       self._values["debug_key_reuse"], self.default_matmul_precision)
                 if not self._active_overrides:
                     self._trace_key = key
         return key
@@ -333,6 +344,31 @@ update = config.update
 read = config.read
 config_with_absl = config.config_with_absl
 parse_flags_with_absl = config.parse_flags_with_absl
+
+
+def _check_matmul_precision(value):
+    if value is not None and value not in MATMUL_PRECISION_STRINGS:
+        raise ValueError(f"config option 'default_matmul_precision' must be None or one of "
+                         f"{list(MATMUL_PRECISION_STRINGS)}, got {value!r}")
+    return value
+
+
+@contextlib.contextmanager
+def default_matmul_precision(precision):
+    """Within this block, contractions given no `precision=` (`lax.dot_general`, `jnp.matmul`,
+    `jnp.einsum`, convolutions, ...) use `precision`, one of core.lax.Precision's names such as
+    'highest' or 'tensorfloat32', in the current thread only (as JAX's context manager of this
+    name). Functions jitted inside are traced again: the setting is part of the trace cache key.
+    On CPU results do not change; the lowered program records the setting.
+
+    Example:
+        >>> with default_matmul_precision("highest"):
+        ...     "HIGHEST" in core.jit(lambda a: a @ a).lower(core.numpy.ones((2, 2))).as_text()
+        True
+    """
+    value = _check_matmul_precision(precision)
+    with config._override("default_matmul_precision", value):
+        yield
 
 
 @contextlib.contextmanager

@@ -6,6 +6,9 @@ public callables) counts as tested when a test file calls it: `jnp.name(`, `jnp.
 by name (`getattr(jnp, name)`, `getattr(ALIAS, name)`), when the name appears there as a string
 literal (the parametrize tables). Run `python tests/numpy_coverage.py` (or `make coverage`);
 `--list` prints the untested names.
+
+A second section compares `core.lax`'s public names (and `core.lax.linalg`'s, as `linalg.name`)
+with jax.lax 0.10.2's, recorded in `tests/jax_lax_names.txt`, and prints the names still missing.
 """
 import inspect
 import os
@@ -58,11 +61,36 @@ def coverage():
     return sorted(tested), sorted(public - tested)
 
 
+JAX_LAX_NAMES = os.path.join(ROOT, "tests", "jax_lax_names.txt")
+
+
+def jax_lax_names():
+    """jax.lax 0.10.2's public names (linalg's as `linalg.name`), as recorded in the data file."""
+    with open(JAX_LAX_NAMES) as f:
+        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
+
+
+def lax_coverage():
+    """(present, missing): jax.lax's public names that `core.lax` has, and those it lacks."""
+    import core.lax as lax
+    ours = {n for n in dir(lax) if not n.startswith("_")}
+    ours |= {"linalg." + n for n in dir(lax.linalg) if not n.startswith("_")}
+    names = jax_lax_names()
+    return sorted(n for n in names if n in ours), sorted(n for n in names if n not in ours)
+
+
 def main():
     tested, untested = coverage()
     print(f"core.numpy functions tested against NumPy: {len(tested)} of {len(tested) + len(untested)}")
     if "--list" in sys.argv:
         print("untested:", " ".join(untested))
+    print_lax_section()
+
+
+def print_lax_section():
+    present, missing = lax_coverage()
+    print(f"jax.lax 0.10.2 public names in core.lax: {len(present)} of {len(present) + len(missing)}")
+    print("missing:", " ".join(missing))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from ..interpreters import batching, lowering
 from ..interpreters.lowering import i64_array
 from ._base import ANY, aval_of, check_dtype_accepted, defbilinear, dtype_kind, standard_primitive
 from .dot import _PREFERRED_KINDS
+from .precision import canonicalize_precision, precision_attr
 from .reductions import padtype_to_pads  # shared with reduce_window: one definition of 'SAME'
 
 __all__ = ["conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
@@ -89,12 +90,13 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
     `lhs_dilation` inserts lhs_dilation - 1 zeros between input elements (a transposed
     convolution), `rhs_dilation` spreads the kernel (atrous convolution). `feature_group_count`
     splits the input features into groups each with its own kernels (depthwise when equal to the
-    input features); `batch_group_count` does the same over the batch. `precision` is ignored.
+    input features); `batch_group_count` does the same over the batch. `precision` (a
+    `lax.Precision`, its name, or an (lhs, rhs) pair) becomes the program's `precision_config`.
 
     Example: NHWC images (8, 32, 32, 3) and HWIO kernels (3, 3, 3, 16) with
     `dimension_numbers=('NHWC', 'HWIO', 'NHWC')`, strides (1, 1) and 'SAME' give (8, 32, 32, 16).
     """
-    del precision
+    precision = canonicalize_precision(precision, "conv_general_dilated")
     la, ra = aval_of(lhs), aval_of(rhs)
     dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
     nspatial = la.ndim - 2
@@ -122,11 +124,12 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dn, feature_group_count=int(feature_group_count),
-        batch_group_count=int(batch_group_count), preferred_element_type=preferred_element_type)
+        batch_group_count=int(batch_group_count), precision=precision,
+        preferred_element_type=preferred_element_type)
 
 
 def _conv_shape_rule(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
-                     feature_group_count, batch_group_count, preferred_element_type):
+                     feature_group_count, batch_group_count, precision, preferred_element_type):
     name = "conv_general_dilated"
     if lhs.ndim != rhs.ndim:
         raise TypeError(f"{name} lhs and rhs must have the same number of dimensions, got {lhs.shape} and "
@@ -205,7 +208,7 @@ def _conv_dimension_attr(dn):
 
 
 def _conv_lowering(ctx, x, y, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
-                   feature_group_count, batch_group_count, preferred_element_type):
+                   feature_group_count, batch_group_count, precision, preferred_element_type):
     aval_out = ctx.avals_out[0]
     lhs_aval, rhs_aval = ctx.avals_in
     # As for dot_general: widening conv types are native; booleans compute as int32.
@@ -223,6 +226,8 @@ def _conv_lowering(ctx, x, y, *, window_strides, padding, lhs_dilation, rhs_dila
         "feature_group_count": f"{feature_group_count} : i64",
         "batch_group_count": f"{batch_group_count} : i64",
     }
+    if precision is not None:
+        attrs["precision_config"] = precision_attr(precision)
     out = ctx.b.op("stablehlo.convolution", [x, y], [aval_out.update(dtype=compute)], attrs)
     if compute == aval_out.dtype:
         return out
@@ -304,7 +309,7 @@ def _explicit_lhs_dilation(lhs, rhs, lhs_dilation, dn):
 
 
 def _conv_transpose_lhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
-                        feature_group_count, batch_group_count, preferred_element_type):
+                        feature_group_count, batch_group_count, precision, preferred_element_type):
     from .structural import rev
     lhs_aval = lhs.aval
     lhs_spec, rhs_spec, out_spec = dimension_numbers
@@ -327,7 +332,7 @@ def _conv_transpose_lhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, 
         ct, rev(rhs, tuple(rhs_spec[2:])), window_strides=lhs_dilation, padding=tuple(pads),
         lhs_dilation=window_strides, rhs_dilation=rhs_dilation,
         dimension_numbers=ConvDimensionNumbers(out_spec, _swap_roles(rhs_spec), lhs_spec),
-        feature_group_count=groups)
+        feature_group_count=groups, precision=precision)
     if batch_group_count > 1:
         # features (batch group, in feature) -> the group goes back into the batch dimension
         out = _merge_axis_into(_split_axis(out, lhs_spec[1], batch_group_count), lhs_spec[1], lhs_spec[0])
@@ -335,7 +340,7 @@ def _conv_transpose_lhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, 
 
 
 def _conv_transpose_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
-                        feature_group_count, batch_group_count, preferred_element_type):
+                        feature_group_count, batch_group_count, precision, preferred_element_type):
     rhs_aval = rhs.aval
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     lhs = _as_dtype(lhs, aval_of(ct).dtype)
@@ -351,7 +356,8 @@ def _conv_transpose_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, 
                   rhs_dilation=window_strides,
                   dimension_numbers=ConvDimensionNumbers(_swap_roles(lhs_spec), _swap_roles(out_spec),
                                                          _swap_roles(rhs_spec)),
-                  feature_group_count=batch_group_count, batch_group_count=feature_group_count)
+                  feature_group_count=batch_group_count, batch_group_count=feature_group_count,
+                  precision=precision)
     n = lhs_shape[lhs_spec[0]]
     if feature_group_count == 1 and batch_group_count == 1 and n >= 2 * _KERNEL_CT_CHUNK:
         # Summed over chunks of the batch: see _KERNEL_CT_CHUNK.

@@ -9,6 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..interpreters import batching, lowering
 from ._base import ANY, aval_of, check_dtype_accepted, defbilinear, dtype_kind, standard_primitive
+from .precision import canonicalize_precision, precision_attr
 
 __all__ = ["dot_general", "dot", "batch_matmul"]
 
@@ -22,17 +23,18 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     sequence of axes. The result has the batch dimensions, then the free (neither batch nor
     contracting) dimensions of `lhs`, then those of `rhs`. Operands must share a dtype; the
     result has that dtype, or `preferred_element_type` (e.g. int8 operands accumulating to int32,
-    bfloat16 to float32). `precision` is accepted for JAX compatibility and ignored.
+    bfloat16 to float32). `precision` (a `lax.Precision`, its name, or a pair for (lhs, rhs); None:
+    the config's `default_matmul_precision`) becomes the program's `precision_config`.
 
     Example: a batched matrix product of (B, M, K) and (B, K, N) is
     `lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,))))`, of shape (B, M, N).
     """
-    del precision  # XLA's default precision; accepted so JAX code runs unchanged
+    precision = canonicalize_precision(precision, "dot_general")
     (lc, rc), (lb, rb) = dimension_numbers
     dims = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
     if preferred_element_type is not None:
         preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dims,
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dims, precision=precision,
                               preferred_element_type=preferred_element_type)
 
 
@@ -42,7 +44,7 @@ def _axes(seq):
     return tuple(int(a) for a in seq)
 
 
-def _dot_general_shape_rule(lhs, rhs, *, dimension_numbers, preferred_element_type):
+def _dot_general_shape_rule(lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
     (lc, rc), (lb, rb) = dimension_numbers
     for name, aval, axes in (("lhs batch", lhs, lb), ("rhs batch", rhs, rb),
                              ("lhs contracting", lhs, lc), ("rhs contracting", rhs, rc)):
@@ -80,7 +82,7 @@ def _dot_general_shape_rule(lhs, rhs, *, dimension_numbers, preferred_element_ty
 _PREFERRED_KINDS = {"b": "biuf", "i": "iuf", "u": "iuf", "f": "f", "c": "c"}
 
 
-def _dot_general_dtype_rule(lhs, rhs, *, dimension_numbers, preferred_element_type):
+def _dot_general_dtype_rule(lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
     for i, a in enumerate((lhs, rhs)):
         check_dtype_accepted("dot_general", a.dtype, ANY, i)
     if lhs.dtype != rhs.dtype:
@@ -97,11 +99,11 @@ def _dot_general_dtype_rule(lhs, rhs, *, dimension_numbers, preferred_element_ty
     return preferred_element_type
 
 
-def _dot_general_weak_type_rule(lhs, rhs, *, dimension_numbers, preferred_element_type):
+def _dot_general_weak_type_rule(lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
     return preferred_element_type is None and lhs.weak_type and rhs.weak_type
 
 
-def _dot_general_lowering(ctx, x, y, *, dimension_numbers, preferred_element_type):
+def _dot_general_lowering(ctx, x, y, *, dimension_numbers, precision, preferred_element_type):
     (lc, rc), (lb, rb) = dimension_numbers
     aval_out = ctx.avals_out[0]
     lhs_aval, rhs_aval = ctx.avals_in
@@ -117,8 +119,10 @@ def _dot_general_lowering(ctx, x, y, *, dimension_numbers, preferred_element_typ
             f"rhs_batching_dimensions = [{', '.join(map(str, rb))}], "
             f"lhs_contracting_dimensions = [{', '.join(map(str, lc))}], "
             f"rhs_contracting_dimensions = [{', '.join(map(str, rc))}]>")
-    out = ctx.b.op("stablehlo.dot_general", [x, y], [aval_out.update(dtype=compute)],
-                   {"dot_dimension_numbers": attr})
+    attrs = {"dot_dimension_numbers": attr}
+    if precision is not None:
+        attrs["precision_config"] = precision_attr(precision)
+    out = ctx.b.op("stablehlo.dot_general", [x, y], [aval_out.update(dtype=compute)], attrs)
     if compute == out_dtype:
         return out
     zero = lowering.full_like(ctx.b, 0, aval_out.update(dtype=compute))
@@ -136,11 +140,13 @@ lowering.register(dot_general_p, _dot_general_lowering)
 # contracting in the other operand's axis order); a transpose restores the operand's own order.
 # As in JAX, there is no conjugation for complex operands.
 
-def _dot_general_transpose_operand(ct, other, operand_aval, own_dims, other_dims, ct_other_free_start):
+def _dot_general_transpose_operand(ct, other, operand_aval, own_dims, other_dims, ct_other_free_start,
+                                   precisions):
     """Cotangent of the operand with dimensions `own_dims = (contracting, batch)`, given the other
     operand and its `other_dims`; `ct_other_free_start` is where the other operand's free
     dimensions begin among the output's (after batch, and after the operand's own free ones when
-    the operand is lhs)."""
+    the operand is lhs). `precisions` is (own, other) or None: the other operand keeps its
+    precision, and the cotangent takes the one of the operand it stands in for."""
     from .structural import convert_element_type, transpose
     own_c, own_b = own_dims
     other_c, other_b = other_dims
@@ -161,9 +167,11 @@ def _dot_general_transpose_operand(ct, other, operand_aval, own_dims, other_dims
         # the other operand first gives the operand's axis order directly: no transpose to run
         # (for x @ w, w's cotangent is dot(x^T, ct) rather than dot(ct^T, x)^T)
         src = list(own_b) + from_other + own_free
-        res = dot_general(other, ct, ((tuple(other_free), ct_other_free), (tuple(other_b), tuple(range(nbatch)))))
+        res = dot_general(other, ct, ((tuple(other_free), ct_other_free), (tuple(other_b), tuple(range(nbatch)))),
+                          precision=None if precisions is None else precisions[::-1])
     else:
-        res = dot_general(ct, other, ((ct_other_free, tuple(other_free)), (tuple(range(nbatch)), tuple(other_b))))
+        res = dot_general(ct, other, ((ct_other_free, tuple(other_free)), (tuple(range(nbatch)), tuple(other_b))),
+                          precision=precisions)
     perm = tuple(int(i) for i in np.argsort(src))
     if perm != tuple(range(len(perm))):
         res = transpose(res, perm)
@@ -172,16 +180,17 @@ def _dot_general_transpose_operand(ct, other, operand_aval, own_dims, other_dims
     return res
 
 
-def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, preferred_element_type):
+def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision, preferred_element_type):
     (lc, rc), (lb, rb) = dimension_numbers
     x_aval = x.aval
     n_lhs_free = x_aval.ndim - len(lb) - len(lc)
-    return _dot_general_transpose_operand(ct, y, x_aval, (lc, lb), (rc, rb), len(lb) + n_lhs_free)
+    return _dot_general_transpose_operand(ct, y, x_aval, (lc, lb), (rc, rb), len(lb) + n_lhs_free, precision)
 
 
-def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, preferred_element_type):
+def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, precision, preferred_element_type):
     (lc, rc), (lb, rb) = dimension_numbers
-    return _dot_general_transpose_operand(ct, x, y.aval, (rc, rb), (lc, lb), len(lb))
+    return _dot_general_transpose_operand(ct, x, y.aval, (rc, rb), (lc, lb), len(lb),
+                                          None if precision is None else precision[::-1])
 
 
 defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
@@ -199,7 +208,7 @@ def _bump(axes, bdim):
     return tuple(a + (a >= bdim) for a in axes)
 
 
-def _dot_general_batch_rule(vals, dims, *, dimension_numbers, preferred_element_type):
+def _dot_general_batch_rule(vals, dims, *, dimension_numbers, precision, preferred_element_type):
     (lhs, rhs), (lbd, rbd) = vals, dims
     (lc, rc), (lb, rb) = dimension_numbers
     if lbd is not None and rbd is not None:
@@ -215,7 +224,7 @@ def _dot_general_batch_rule(vals, dims, *, dimension_numbers, preferred_element_
         rhs_free = [a for a in range(aval_of(rhs).ndim) if a not in rb and a not in rc]
         n_lhs_free = aval_of(lhs).ndim - len(lb) - len(lc)
         out_dim = len(lb) + n_lhs_free + rhs_free.index(rbd)
-    out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)),
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)), precision=precision,
                              preferred_element_type=preferred_element_type)
     return out, out_dim
 

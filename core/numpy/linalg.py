@@ -586,7 +586,6 @@ def multi_dot(arrays, *, precision=None):
     The first array may be 1-D (a row vector) and the last 1-D (a column vector); the others are
     2-D. Example: `multi_dot([jnp.ones(2), jnp.eye(2), jnp.ones(2)])` is `2.`.
     """
-    del precision
     arrays = list(arrays)
     if len(arrays) < 2:
         raise ValueError(f"multi_dot: expected at least two arrays, got {len(arrays)}.")
@@ -605,7 +604,7 @@ def multi_dot(arrays, *, precision=None):
     for x in arrays[1:]:
         if out.shape[1] != x.shape[0]:
             raise ValueError(f"multi_dot: shapes {out.shape} and {x.shape} are not aligned.")
-        out = lax.dot_general(out, x, (((1,), (0,)), ((), ())))
+        out = lax.dot_general(out, x, (((1,), (0,)), ((), ())), precision=precision)
     if first_vec:
         out = lax.reshape(out, out.shape[1:])
     if last_vec:

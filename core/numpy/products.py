@@ -4,7 +4,8 @@ trace, diagonal and cross, as `numpy` / `jax.numpy` define them.
 Every contraction here is one `lax.dot_general` (einsum: one per pairwise step), so it runs at
 the speed of the backend's matrix products and later transformations see a single primitive.
 Operands are promoted with JAX's rules first; `preferred_element_type` selects the accumulation
-and result dtype (e.g. int8 operands with int32 results), `precision` is accepted and ignored.
+and result dtype (e.g. int8 operands with int32 results), `precision` (a `lax.Precision`, its name,
+or an (lhs, rhs) pair) is the contraction's `precision_config`, as in JAX.
 """
 import builtins
 import string
@@ -14,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from .. import lax
 from ..lax._base import aval_of
+from ..lax.precision import canonicalize_precision
 from ._util import broadcast_shapes, canonicalize_axis, check_arraylike, promote_dtypes
 from .ufuncs import multiply, subtract
 
@@ -21,14 +23,18 @@ __all__ = ["dot", "vdot", "vecdot", "inner", "outer", "matmul", "tensordot", "ei
            "trace", "diagonal", "cross"]
 
 
+def _precision(precision, name):
+    return canonicalize_precision(precision, name)
+
+
 def _preferred(preferred_element_type):
     return None if preferred_element_type is None else dtypes.check_user_dtype(preferred_element_type, "dot")
 
 
-def _dot_general(a, b, dims, preferred):
+def _dot_general(a, b, dims, preferred, precision=None):
     # jnp-level contractions of promoted operands: bool and narrow operands keep their dtype,
     # as jnp.dot does, unless preferred_element_type asks for another.
-    return lax.dot_general(a, b, dims, preferred_element_type=preferred)
+    return lax.dot_general(a, b, dims, precision=precision, preferred_element_type=preferred)
 
 
 def _moveaxis_to_end(x, axis):
@@ -46,6 +52,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     Example: `jnp.dot(jnp.ones((2, 3)), jnp.ones((3, 4)))` has shape (2, 4), every element 3.
     """
     check_arraylike("dot", a, b)
+    precision = _precision(precision, "dot")
     a, b = promote_dtypes(a, b)
     preferred = _preferred(preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
@@ -53,7 +60,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         return out if preferred is None else lax.convert_element_type(out, preferred)
     # dot_general's output order (a's free axes, then b's) is exactly NumPy's for N-d operands
     b_axis = 0 if b.ndim == 1 else b.ndim - 2
-    return _dot_general(a, b, (((a.ndim - 1,), (b_axis,)), ((), ())), preferred)
+    return _dot_general(a, b, (((a.ndim - 1,), (b_axis,)), ((), ())), preferred, precision)
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
@@ -62,11 +69,12 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     Example: `jnp.vdot(jnp.array([1+2j, 3j]), jnp.array([1, 1]))` is `(1-5j)`.
     """
     check_arraylike("vdot", a, b)
+    precision = _precision(precision, "vdot")
     a, b = promote_dtypes(a, b)
     if dtypes.is_complex(a.dtype):
         a = lax.conj(a)
     a, b = lax.reshape(a, (a.size,)), lax.reshape(b, (b.size,))
-    return _dot_general(a, b, (((0,), (0,)), ((), ())), _preferred(preferred_element_type))
+    return _dot_general(a, b, (((0,), (0,)), ((), ())), _preferred(preferred_element_type), precision)
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
@@ -74,6 +82,7 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     other dimensions. Example: `jnp.vecdot(jnp.ones((2, 3)), jnp.arange(3.))` is `[3., 3.]`.
     """
     check_arraylike("vecdot", x1, x2)
+    precision = _precision(precision, "vecdot")
     x1, x2 = promote_dtypes(x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError("vecdot: input operands must have at least one dimension, got shapes "
@@ -88,7 +97,7 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     x1, x2 = _moveaxis_to_end(x1, ax1), _moveaxis_to_end(x2, ax2)
     x1 = lax.expand_dims(x1, (x1.ndim - 1,))
     x2 = lax.expand_dims(x2, (x2.ndim,))
-    out = matmul(x1, x2, preferred_element_type=preferred_element_type)
+    out = matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
     return lax.reshape(out, out.shape[:-2])
 
 
@@ -97,12 +106,13 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     then those of `b`. Example: `jnp.inner(jnp.ones((2, 3)), jnp.ones((4, 3)))` has shape (2, 4).
     """
     check_arraylike("inner", a, b)
+    precision = _precision(precision, "inner")
     a, b = promote_dtypes(a, b)
     preferred = _preferred(preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         out = multiply(a, b)
         return out if preferred is None else lax.convert_element_type(out, preferred)
-    return _dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())), preferred)
+    return _dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())), preferred, precision)
 
 
 def outer(a, b, out=None):
@@ -128,6 +138,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     Example: `jnp.matmul(jnp.ones((5, 1, 2, 3)), jnp.ones((4, 3, 6)))` has shape (5, 4, 2, 6).
     """
     check_arraylike("matmul", a, b)
+    precision = _precision(precision, "matmul")
     a, b = promote_dtypes(a, b)
     for i, x in enumerate((a, b)):
         if x.ndim == 0:
@@ -171,7 +182,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     a_contract = a.ndim - 1
     b_contract = 0 if b_vec else b.ndim - 2
     dims = (((a_contract,), (b_contract,)), (tuple(a_map[p] for p, _ in pairs), tuple(b_map[q] for _, q in pairs)))
-    out = _dot_general(a, b, dims, _preferred(preferred_element_type))
+    out = _dot_general(a, b, dims, _preferred(preferred_element_type), precision)
     # dot_general gives: pairs, a's free dims in order (a_free, then M), b's (b_free, then N)
     n_pairs, n_af, n_bf = len(pairs), len(a_free), len(b_free)
     a_m = 0 if a_vec else 1
@@ -205,6 +216,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     Example: `jnp.tensordot(jnp.ones((2, 3, 4)), jnp.ones((3, 4, 5)))` has shape (2, 5).
     """
     check_arraylike("tensordot", a, b)
+    precision = _precision(precision, "tensordot")
     a, b = promote_dtypes(a, b)
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
@@ -222,7 +234,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         cb = tuple(canonicalize_axis(i, b.ndim, "tensordot") for i in ax_b)
     else:
         raise TypeError(f"tensordot axes argument must be an int or a pair of axis sequences, got {axes!r}.")
-    return _dot_general(a, b, ((ca, cb), ((), ())), _preferred(preferred_element_type))
+    return _dot_general(a, b, ((ca, cb), ((), ())), _preferred(preferred_element_type), precision)
 
 
 # ----- einsum --------------------------------------------------------------------------------
@@ -363,7 +375,7 @@ def _prepare_operand(x, lab, sizes):
     return x, lab
 
 
-def _contract_pair(x, lx, y, ly, keep, preferred):
+def _contract_pair(x, lx, y, ly, keep, preferred, precision):
     x, lx = _sum_labels(x, lx, set(lx) - set(ly) - keep, preferred)
     y, ly = _sum_labels(y, ly, set(ly) - set(lx) - keep, preferred)
     if x.dtype != y.dtype:
@@ -374,7 +386,7 @@ def _contract_pair(x, lx, y, ly, keep, preferred):
     contract = [c for c in shared if c not in keep]
     dims = ((tuple(lx.index(c) for c in contract), tuple(ly.index(c) for c in contract)),
             (tuple(lx.index(c) for c in batch), tuple(ly.index(c) for c in batch)))
-    out = _dot_general(x, y, dims, preferred)
+    out = _dot_general(x, y, dims, preferred, precision)
     lab = "".join(batch) + "".join(c for c in lx if c not in shared) + "".join(c for c in ly if c not in shared)
     return out, lab
 
@@ -414,6 +426,7 @@ def einsum(*operands, out=None, optimize="auto", precision=None, preferred_eleme
     if not arrays:
         raise ValueError("einsum requires at least one operand.")
     check_arraylike("einsum", *arrays)
+    precision = _precision(precision, "einsum")
     arrays = promote_dtypes(*arrays)
     preferred = _preferred(preferred_element_type)
     labels, out_labels = _parse_einsum(subscripts, [x.shape for x in arrays])
@@ -428,7 +441,7 @@ def einsum(*operands, out=None, optimize="auto", precision=None, preferred_eleme
         (x, lx), (y, ly) = ops[i], ops[j]
         rest = [ops[k] for k in range(len(ops)) if k not in (i, j)]
         keep = set(out_labels).union(*(set(lab) for _, lab in rest))
-        ops = rest + [_contract_pair(x, lx, y, ly, keep, preferred)]
+        ops = rest + [_contract_pair(x, lx, y, ly, keep, preferred, precision)]
     x, lab = ops[0]
     x, lab = _sum_labels(x, lab, set(lab) - set(out_labels), preferred)
     if preferred is not None and x.dtype != preferred:

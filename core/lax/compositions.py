@@ -1,0 +1,375 @@
+"""`jax.lax` names that are compositions of other lax functions: no primitive of their own, so
+every transformation handles them through their parts.
+
+Shapes: `broadcast_shapes`, `broadcast_like`, `conv_shape_tuple`, `conv_general_shape_tuple`,
+`conv_transpose_shape_tuple`, `reduce_window_shape_tuple`. Arrays: `split`, `stack`, `unstack`,
+`tile`, `scatter_sub`, `mulhi`, `approx_max_k`, `approx_min_k` (exact here), the patches of
+`conv_general_dilated_patches`, `dtype`. Collectives: `pshuffle`, `pswapaxes`.
+"""
+import typing
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import dtypes
+from ._base import aval_of
+from .convolution import ConvDimensionNumbers, _conv_shape_rule, _dilate, conv_dimension_numbers, conv_general_dilated
+from .elementwise import add, bitwise_and, lt, mul, neg, select_n, shift_right_logical, sub
+from .parallel import all_to_all, ppermute
+from .precision import Precision
+from .reductions import padtype_to_pads
+from .slicing import scatter_add
+from .sorting import top_k
+from .structural import (bitcast_convert_type, broadcast_in_dim, concatenate, expand_dims, full, reshape,
+                         slice_in_dim, squeeze, transpose)
+
+__all__ = ["empty", "broadcast_shapes", "broadcast_like", "split", "stack", "unstack", "tile", "scatter_sub", "mulhi",
+           "approx_max_k", "approx_min_k", "conv_shape_tuple", "conv_general_shape_tuple",
+           "conv_transpose_shape_tuple", "reduce_window_shape_tuple", "conv_general_dilated_patches", "dtype",
+           "pshuffle", "pswapaxes", "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike"]
+
+# JAX's names of argument types, for annotations
+ConvGeneralDilatedDimensionNumbers = typing.Union[None, ConvDimensionNumbers, tuple[str, str, str]]
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]]
+PrecisionLike = typing.Union[None, str, Precision, tuple[str, str], tuple[Precision, Precision]]
+
+
+# ----- shapes ------------------------------------------------------------------------------------
+
+def broadcast_shapes(*shapes):
+    """The NumPy broadcast of `shapes` (sizes equal or 1, aligned from the right), as a tuple.
+
+    >>> lax.broadcast_shapes((3, 1), (4,))
+    (3, 4)
+    """
+    shapes = [tuple(int(d) for d in s) for s in shapes]
+    if not shapes:
+        return ()
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(ndim):
+        sizes = {s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0}
+        big = sizes - {1}
+        if len(big) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}")
+        out.append(big.pop() if big else 1)
+    return tuple(out)
+
+
+def broadcast_like(arr, like_arr):
+    """`arr` broadcast (NumPy rules) to the shape of `like_arr`, keeping `arr`'s dtype.
+
+    >>> lax.broadcast_like(jnp.array([1., 2.]), jnp.zeros((3, 2))).shape
+    (3, 2)
+    """
+    a, target = aval_of(arr), aval_of(like_arr).shape
+    if broadcast_shapes(a.shape, target) != tuple(target):
+        raise ValueError(f"broadcast_like: shape {a.shape} does not broadcast to {target}.")
+    return broadcast_in_dim(arr, target, tuple(range(len(target) - a.ndim, len(target))))
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
+    """The output shape of `conv_general_dilated` for these operand shapes (no dilation).
+
+    >>> lax.conv_general_shape_tuple((1, 5, 5, 3), (3, 3, 3, 8), (1, 1), "SAME", ("NHWC", "HWIO", "NHWC"))
+    (1, 5, 5, 8)
+    """
+    from ..avals import ShapedArray
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    nspatial = len(lhs_shape) - 2
+    in_spatial = [lhs_shape[a] for a in dn.lhs_spec[2:]]
+    k_spatial = [rhs_shape[a] for a in dn.rhs_spec[2:]]
+    pads = padtype_to_pads(in_spatial, k_spatial, tuple(window_strides), padding)
+    f32 = dtypes.float32
+    return _conv_shape_rule(ShapedArray(tuple(lhs_shape), f32), ShapedArray(tuple(rhs_shape), f32),
+                            window_strides=tuple(window_strides), padding=tuple(pads),
+                            lhs_dilation=(1,) * nspatial, rhs_dilation=(1,) * nspatial, dimension_numbers=dn,
+                            feature_group_count=1, batch_group_count=1, precision=None,
+                            preferred_element_type=None)
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
+    """The output shape of a convolution of NC... `lhs_shape` with OI... `rhs_shape` given `pads`
+    ('SAME', 'VALID' or (low, high) per spatial dimension).
+
+    >>> lax.conv_shape_tuple((2, 3, 8), (4, 3, 3), (2,), [(1, 1)])
+    (2, 4, 4)
+    """
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], tuple(strides), pads)
+    spatial = tuple(max(0, (n + lo + hi - k) // s + 1)
+                    for n, k, s, (lo, hi) in zip(lhs_shape[2:], rhs_shape[2:], strides, pads, strict=True))
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + spatial
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
+    """The output shape of `conv_transpose` for these operand shapes: per spatial dimension
+    (n - 1) * stride - k + 2 + low + high, with `padding` the pads of the stride-dilated input
+    ('SAME', 'VALID' or explicit pairs), as JAX's helper computes it.
+
+    >>> lax.conv_transpose_shape_tuple((1, 4, 3), (3, 3, 2), (2,), "SAME", ("NHC", "HIO", "NHC"))
+    (1, 8, 2)
+    """
+    from .convolution import _conv_transpose_pads
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    in_spatial = [lhs_shape[a] for a in dn.lhs_spec[2:]]
+    k_spatial = [rhs_shape[a] for a in dn.rhs_spec[2:]]
+    if isinstance(padding, str):
+        padding = [_conv_transpose_pads(k, s, padding) for k, s in zip(k_spatial, window_strides, strict=True)]
+    spatial = [(n - 1) * s - k + 2 + lo + hi
+               for n, k, s, (lo, hi) in zip(in_spatial, k_spatial, window_strides, padding, strict=True)]
+    out = [0] * len(lhs_shape)
+    out[dn.out_spec[0]] = lhs_shape[dn.lhs_spec[0]]
+    out[dn.out_spec[1]] = rhs_shape[dn.rhs_spec[0]]
+    for i, d in enumerate(spatial):
+        out[dn.out_spec[2 + i]] = d
+    return tuple(out)
+
+
+def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding, base_dilation=None,
+                              window_dilation=None):
+    """The output shape of `reduce_window` with explicit (low, high) `padding`.
+
+    >>> lax.reduce_window_shape_tuple((4, 6), (2, 2), (2, 2), [(0, 0), (0, 0)])
+    (2, 3)
+    """
+    n = len(operand_shape)
+    base_dilation = (1,) * n if base_dilation is None else base_dilation
+    window_dilation = (1,) * n if window_dilation is None else window_dilation
+    out = []
+    for d, w, s, (lo, hi), bd, wd in zip(operand_shape, window_dimensions, window_strides, padding, base_dilation,
+                                         window_dilation, strict=True):
+        size = _dilate(d, bd) + lo + hi
+        k = _dilate(w, wd)
+        out.append(0 if size < k else (size - k) // s + 1)
+    return tuple(out)
+
+
+def dtype(x):
+    """The dtype an array made from `x` would have (an array, a NumPy or Python scalar, or a
+    dtype), canonicalized as JAX's (float64 becomes float32 unless x64 is on).
+
+    >>> lax.dtype(1.0), lax.dtype(jnp.int8(3))
+    (dtype('float32'), dtype('int8'))
+    """
+    return dtypes.dtype(x)
+
+
+# ----- arrays ------------------------------------------------------------------------------------
+
+def empty(shape, dtype, *, out_sharding=None):
+    """An array of `shape` and `dtype` whose contents a program must not rely on; as JAX's, it
+    holds zeros.
+
+    >>> lax.empty((2,), jnp.float32).shape
+    (2,)
+    """
+    return full(shape, 0, dtype)
+
+
+def split(operand, sizes, axis=0):
+    """`operand` cut along `axis` into consecutive pieces of the given `sizes` (they must add up to
+    the axis' size).
+
+    >>> [p.shape for p in lax.split(jnp.zeros((5, 2)), (2, 3))]
+    [(2, 2), (3, 2)]
+    """
+    aval = aval_of(operand)
+    axis = int(axis) + (aval.ndim if int(axis) < 0 else 0)
+    sizes = tuple(int(s) for s in sizes)
+    if not 0 <= axis < aval.ndim:
+        raise ValueError(f"split: axis {axis} is out of bounds for an operand of shape {aval.shape}.")
+    if any(s < 0 for s in sizes) or sum(sizes) != aval.shape[axis]:
+        raise ValueError(f"split: sizes {sizes} must be non-negative and add up to the size {aval.shape[axis]} of "
+                         f"axis {axis} of the operand of shape {aval.shape}.")
+    pieces, start = [], 0
+    for s in sizes:
+        pieces.append(slice_in_dim(operand, start, start + s, axis=axis))
+        start += s
+    return pieces
+
+
+def stack(operands, axis=0):
+    """The arrays `operands` (one shape) stacked along a new axis `axis`.
+
+    >>> lax.stack([jnp.zeros(3), jnp.ones(3)], axis=1).shape
+    (3, 2)
+    """
+    operands = list(operands)
+    if not operands:
+        raise ValueError("stack requires at least one operand.")
+    ndim = aval_of(operands[0]).ndim
+    axis = int(axis) + (ndim + 1 if int(axis) < 0 else 0)
+    return concatenate([expand_dims(x, (axis,)) for x in operands], axis)
+
+
+def unstack(x, axis=0):
+    """The slices of `x` along `axis`, as a tuple of arrays with that axis removed.
+
+    >>> [a.tolist() for a in lax.unstack(jnp.array([[1, 2], [3, 4]]), axis=1)]
+    [[1, 3], [2, 4]]
+    """
+    aval = aval_of(x)
+    axis = int(axis) + (aval.ndim if int(axis) < 0 else 0)
+    if not 0 <= axis < aval.ndim:
+        raise ValueError(f"unstack: axis {axis} is out of bounds for an operand of shape {aval.shape}.")
+    return tuple(squeeze(slice_in_dim(x, i, i + 1, axis=axis), (axis,)) for i in range(aval.shape[axis]))
+
+
+def tile(operand, reps):
+    """`operand` repeated `reps[i]` times along each axis i (len(reps) == operand.ndim).
+
+    >>> lax.tile(jnp.array([[1, 2]]), (2, 2)).tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    aval = aval_of(operand)
+    reps = tuple(int(r) for r in reps)
+    if len(reps) != aval.ndim or any(r < 0 for r in reps):
+        raise ValueError(f"tile: reps {reps} must have one non-negative entry per dimension of the operand of "
+                         f"shape {aval.shape}.")
+    # (r0, d0, r1, d1, ...) by one broadcast, then merged pairwise
+    shape = tuple(v for r, d in zip(reps, aval.shape) for v in (r, d))
+    out = broadcast_in_dim(operand, shape, tuple(range(1, 2 * aval.ndim, 2)))
+    return reshape(out, tuple(r * d for r, d in zip(reps, aval.shape)))
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+                unique_indices=False, mode=None):
+    """As `scatter_add`, subtracting the updates (repeated indices accumulate).
+
+    >>> dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    >>> lax.scatter_sub(jnp.zeros(3), jnp.array([[1], [1]]), jnp.ones(2), dn).tolist()
+    [0.0, -2.0, 0.0]
+    """
+    return scatter_add(operand, scatter_indices, neg(updates), dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+
+
+def mulhi(x, y):
+    """Elementwise the high half of the full (double-width) product of integers `x` and `y`,
+    signed or unsigned as their dtype (`(x * y) >> bits` computed without overflow).
+
+    Computed from half-width pieces, so 32- and 64-bit operands need no wider type.
+
+    >>> lax.mulhi(jnp.uint32(0xFFFFFFFF), jnp.uint32(2))
+    Array(1, dtype=uint32)
+    """
+    ax, ay = aval_of(x), aval_of(y)
+    if ax.dtype != ay.dtype or ax.dtype.kind not in "iu":
+        raise TypeError(f"mulhi requires integer operands of one dtype, got {dtypes.short_name(ax.dtype)} and "
+                        f"{dtypes.short_name(ay.dtype)}.")
+    bits = ax.dtype.itemsize * 8
+    signed = ax.dtype.kind == "i"
+    udt = np.dtype(f"uint{bits}")
+    ux = bitcast_convert_type(x, udt) if signed else x
+    uy = bitcast_convert_type(y, udt) if signed else y
+    half = bits // 2
+    mask = np.array((1 << half) - 1, udt)
+    h = np.array(half, udt)
+    x_lo, x_hi = bitwise_and(ux, mask), shift_right_logical(ux, h)
+    y_lo, y_hi = bitwise_and(uy, mask), shift_right_logical(uy, h)
+    lo_lo, hi_lo, lo_hi, hi_hi = mul(x_lo, y_lo), mul(x_hi, y_lo), mul(x_lo, y_hi), mul(x_hi, y_hi)
+    cross = add(add(shift_right_logical(lo_lo, h), bitwise_and(hi_lo, mask)), lo_hi)
+    hi = add(add(hi_hi, shift_right_logical(hi_lo, h)), shift_right_logical(cross, h))
+    if not signed:
+        return hi
+    # signed: subtract y where x < 0 and x where y < 0 (two's complement, modulo 2**bits)
+    zeros = full(ax.shape, 0, udt)
+    hi = sub(hi, select_n(lt(x, np.array(0, ax.dtype)), zeros, uy))
+    hi = sub(hi, select_n(lt(y, np.array(0, ax.dtype)), zeros, ux))
+    return bitcast_convert_type(hi, ax.dtype)
+
+
+def _approx_k(name, operand, k, reduction_dimension, recall_target, aggregate_to_topk, largest):
+    aval = aval_of(operand)
+    dim = int(reduction_dimension) + (aval.ndim if int(reduction_dimension) < 0 else 0)
+    if not 0 <= dim < aval.ndim:
+        raise ValueError(f"{name}: reduction_dimension {reduction_dimension} is out of bounds for an operand of "
+                         f"shape {aval.shape}.")
+    if aval.dtype.kind != "f" and aval.dtype != dtypes.bfloat16:
+        raise ValueError(f"{name}: operand must be a floating type (as in JAX), got {dtypes.short_name(aval.dtype)}.")
+    if not 0 < recall_target <= 1:
+        raise ValueError(f"{name}: recall_target must be in (0, 1], got {recall_target}.")
+    last = aval.ndim - 1
+    x = operand if dim == last else transpose(operand, tuple(a for a in range(aval.ndim) if a != dim) + (dim,))
+    # the exact top-k meets every recall target; the smallest k are the top k of the negation
+    if largest:
+        vals, idx = top_k(x, k)
+    else:
+        vals, idx = top_k(neg(x), k)
+        vals = neg(vals)
+    if dim != last:
+        perm = list(range(aval.ndim - 1))
+        perm.insert(dim, last)
+        vals, idx = transpose(vals, tuple(perm)), transpose(idx, tuple(perm))
+    return [vals, idx]  # a list, as JAX's
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+                 aggregate_to_topk=True):
+    """The `k` largest values along `reduction_dimension` and their int32 indices, largest first.
+    JAX's TPU algorithm trades recall for speed; here (as JAX on CPU and GPU) the result is exact,
+    which meets any `recall_target`.
+
+    >>> lax.approx_max_k(jnp.array([[1., 5., 3.], [4., 0., 2.]]), 2)[0].tolist()
+    [[5.0, 3.0], [4.0, 2.0]]
+    """
+    return _approx_k("approx_max_k", operand, k, reduction_dimension, recall_target, aggregate_to_topk, True)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+                 aggregate_to_topk=True):
+    """The `k` smallest values along `reduction_dimension` and their int32 indices, smallest first
+    (exact; see `approx_max_k`).
+
+    >>> lax.approx_min_k(jnp.array([3., 1., 2.]), 2)[1].tolist()
+    [1, 2]
+    """
+    return _approx_k("approx_min_k", operand, k, reduction_dimension, recall_target, aggregate_to_topk, False)
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
+                                 dimension_numbers=None, precision=None, preferred_element_type=None):
+    """The patches a convolution with a kernel of spatial shape `filter_shape` would see: the
+    output has, at each position, C * prod(filter_shape) features ordered (channel, then the
+    window position in row-major order over `filter_shape`), laid out as `dimension_numbers`' output
+    says. One convolution with a one-hot kernel and C feature groups, as JAX computes it.
+
+    >>> lax.conv_general_dilated_patches(jnp.arange(4.).reshape(1, 1, 4), (2,), (1,), "VALID")[0].tolist()
+    [[0.0, 1.0, 2.0], [1.0, 2.0, 3.0]]
+    """
+    la = aval_of(lhs)
+    filter_shape = tuple(int(d) for d in filter_shape)
+    dn = conv_dimension_numbers(la.shape, (1, 1) + filter_shape, dimension_numbers)
+    channels = la.shape[dn.lhs_spec[1]]
+    size = int(np.prod(filter_shape))
+    # kernel[c * size + s, 0, window...] = 1 where window's flat position is s (OI... layout)
+    eye = np.eye(size, dtype=la.dtype).reshape((size, 1) + filter_shape)
+    kernel = np.tile(eye, (channels,) + (1,) * (1 + len(filter_shape)))
+    # from OI<spatial> to the layout rhs_spec describes
+    perm = [0] * kernel.ndim
+    for role, axis in enumerate(dn.rhs_spec):
+        perm[axis] = role
+    kernel = np.transpose(kernel, perm)
+    return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation=lhs_dilation,
+                                rhs_dilation=rhs_dilation, dimension_numbers=dn, feature_group_count=channels,
+                                precision=precision, preferred_element_type=preferred_element_type)
+
+
+# ----- collectives -------------------------------------------------------------------------------
+
+def pshuffle(x, axis_name, perm):
+    """Collective: member i of the axis receives the value of member `perm[i]` (`perm` is a
+    permutation of range(axis size)), as JAX's `pshuffle` (a `ppermute`).
+    """
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(len(perm))):
+        raise ValueError(f"pshuffle: perm must be a permutation of range({len(perm)}), got {perm}.")
+    return ppermute(x, axis_name, [(src, dst) for dst, src in enumerate(perm)])
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Collective: swap the named axis with positional axis `axis` of `x` (whose size must be the
+    axis size), as JAX's `pswapaxes` (an `all_to_all` splitting and concatenating `axis`).
+    """
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
