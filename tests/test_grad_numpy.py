@@ -406,6 +406,13 @@ add("special.softmax[axis=0]", un(lambda x: jsp.softmax(x, axis=0), _U, MAT))
 add("special.xlogy", bi(jsp.xlogy, _U, uni(0.2, 3)))
 add("special.xlog1py", bi(jsp.xlog1py, _U, uni(-0.7, 3)))
 add("special.betaln", bi(jsp.betaln, uni(0.5, 3), uni(0.5, 3)))
+add("special.gamma", un(jsp.gamma, uni(0.5, 4)))
+add("special.beta", bi(jsp.beta, uni(0.5, 3), uni(0.5, 3)))
+add("special.polygamma", un(lambda x: jsp.polygamma(2, x), uni(0.5, 4)))
+add("special.multigammaln", un(lambda a: jsp.multigammaln(a, 3), uni(1.5, 4)))
+add("special.erfcinv", un(jsp.erfcinv, uni(0.1, 1.9)))
+for _name in ["i0", "i1", "i0e", "i1e"]:
+    add(f"special.{_name}", un(getattr(jsp, _name), away(0.2, 3)))
 
 
 # ----- special values: (function, args) checked at order 2 in both modes ----------------------------
@@ -499,7 +506,7 @@ NONDIFF = {  # name -> (function of one float array, tangent of which must vanis
     "digitize": lambda x: jnp.digitize(x, _a(-1.0, 0.0, 1.0)),
     "lexsort": lambda x: jnp.lexsort((x[0], x[1])),
     "nextafter": lambda x: jnp.nextafter(x, 10.0), "spacing": jnp.spacing,
-    "frexp": jnp.frexp,
+    "frexp": jnp.frexp, "special.gammasgn": jsp.gammasgn,
     "linalg.matrix_rank": jla.matrix_rank,
     "histogram[counts]": lambda x: jnp.histogram(x, bins=3)[0],
     "unique[counts]": lambda x: jnp.unique(x, return_counts=True, size=6)[1],
@@ -575,6 +582,13 @@ EXCEPTIONS = {
     **{n: ("a special point (0, a tie, a branch point) where the formula's guard needs a custom_jvp",
            "order 2 in both modes on sampled inputs and at the special point (test_special_values)")
        for n in ["sinc", "logaddexp", "logaddexp2", "special.xlogy", "special.xlog1py", "special.log_ndtr"]},
+    **{n: ("the iteration's forward-mode slope is a while loop, which reverse mode cannot differentiate again",
+           "order 1 in both modes in every argument, against finite differences "
+           "(tests/test_scipy_special_more.py)")
+       for n in ["special.gammainc", "special.gammaincc", "special.betainc"]},
+    "special.i0e": ("kink at 0 (the factor exp(-abs(x))), where the derivative is defined as 0 (as JAX)",
+                    "sampled with abs(x) >= 0.2; order 2 in both modes"),
+    "special.i1e": ("kink at 0 in the second derivative (the factor exp(-abs(x)))", "sampled with abs(x) >= 0.2; order 2 in both modes"),
     "spacing": ("piecewise-constant float output: no derivative (x passes through stop_gradient)",
                 "test_nondifferentiable: core.jvp gives zero tangents"),
     # issue 16's additions: derivatives checked with check_grads in each family's own test file

@@ -10,17 +10,24 @@ from .. import dtypes
 from .. import lax
 from ..custom_derivatives import custom_jvp
 from ..lax._base import aval_of
-from ..numpy._util import broadcast_to_common_shape, canonicalize_axes, check_arraylike, promote_args_inexact
+from ..numpy._util import canonicalize_axes, check_arraylike, promote_args_inexact
+from ._bessel import i0, i0e, i1, i1e
+from ._gamma import beta, gamma, gammasgn, multigammaln, polygamma
+from ._incomplete import betainc, gammainc, gammaincc
+from ._util import inexact_args as _inexact
 
-__all__ = ["logsumexp", "expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "xlogy", "xlog1py",
-           "ndtr", "ndtri", "log_ndtr", "softmax", "log_softmax", "entr", "betaln"]
+__all__ = ["logsumexp", "expit", "logit", "erf", "erfc", "erfinv", "erfcinv", "gammaln", "digamma", "xlogy",
+           "xlog1py", "ndtr", "ndtri", "log_ndtr", "softmax", "log_softmax", "entr", "betaln", "gamma",
+           "gammasgn", "beta", "betainc", "gammainc", "gammaincc", "polygamma", "multigammaln", "i0", "i0e",
+           "i1", "i1e"]
+
+# the functions defined in the private modules are documented (and their examples run) as this
+# module's, as JAX's are under jax.scipy.special
+for _f in (i0, i0e, i1, i1e, beta, gamma, gammasgn, multigammaln, polygamma, betainc, gammainc, gammaincc):
+    _f.__module__ = __name__
 
 
 # ----- helpers ------------------------------------------------------------------------------
-
-def _inexact(name, *args):
-    """Promote to a common inexact dtype and broadcast to one shape (select_n needs equal shapes)."""
-    return broadcast_to_common_shape(*promote_args_inexact(name, *args))
 
 
 def _c(x, value):
@@ -73,6 +80,14 @@ def erfinv(x):
     """The inverse error function on (-1, 1). Example: `erfinv(0.5)` is about `0.4769`."""
     x, = _inexact("erfinv", x)
     return lax.erf_inv(x)
+
+
+def erfcinv(y):
+    """The inverse of `erfc` on [0, 2]: erfcinv(y) = -ndtri(y / 2) / sqrt(2), which keeps
+    relative accuracy for tiny y (where erfinv(1 - y) would round to inf). As SciPy's.
+    Example: `erfcinv(0.5)` is about `0.4769`."""
+    y, = _inexact("erfcinv", y)
+    return lax.mul(ndtri(lax.mul(y, _c(y, 0.5))), _c(y, -np.sqrt(0.5)))
 
 
 def gammaln(x):
