@@ -898,3 +898,10 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
     d = jnp.diagonal(r, axis1=-2, axis2=-1)
     x = jnp.multiply(q, jnp.sign(d)[..., None, :])
     return jnp.swapaxes(x, -1, -2) if n < m else x
+
+
+# the samplers built on the ones above (their own module; they use this module's helpers)
+from .random_distributions import *  # noqa: E402,F401,F403
+from .random_distributions import __all__ as _distributions_all  # noqa: E402
+
+__all__ = __all__ + list(_distributions_all)
