@@ -196,6 +196,16 @@ def _promote_nodes(nodes, x64):
     return (joined if x64 else _TO_32.get(joined, joined)), False
 
 
+class extended:
+    """The abstract type of dtypes that are not NumPy's (JAX's `dtypes.extended`): only the typed PRNG
+    key dtype (core/prng_keys.py). Use with `jnp.issubdtype(dt, dtypes.extended)`."""
+
+
+class prng_key(extended):
+    """The abstract type of typed PRNG key dtypes such as `key<fry>` (JAX's `dtypes.prng_key`):
+    `jnp.issubdtype(random.key(0).dtype, dtypes.prng_key)` is True."""
+
+
 class TypePromotionError(ValueError):
     """Raised under `numpy_dtype_promotion='strict'` for an implicit promotion between dtypes."""
 

@@ -1,6 +1,9 @@
 """`core.random`: counter-based pseudo-random numbers, bit-compatible with `jax.random`.
 
-The contract. A *key* is a uint32 array of shape (2,) (`PRNGKey(seed)`). Every sampler is a pure
+The contract. A *key* is either a raw uint32 array of shape (2,) (`PRNGKey(seed)`) or a typed key
+of shape () and dtype `key<fry>` (`key(seed)`, core/prng_keys.py) whose data is that array; every
+function takes both and gives the same numbers for `key(s)` and `PRNGKey(s)`, and `split`,
+`fold_in` and `clone` return keys of the kind they were given. Every sampler is a pure
 function of its key: the same key gives the same numbers, so never use a key twice; derive fresh
 keys with `split(key)` or `fold_in(key, i)`. Bits come from the Threefry-2x32 hash
 (`core.lax.threefry2x32`) applied to counters 0, 1, 2, ... laid out as in JAX's classic scheme
@@ -31,9 +34,10 @@ from .config import config
 from .lax._base import aval_of
 from .numpy._util import broadcast_shapes
 from .lax.prng import mul_add, random_clone_p, threefry2x32
+from .prng_keys import KEY_DTYPE, KeyArray
 from .trace import Tracer
 
-__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "clone", "split", "fold_in", "bits", "uniform", "normal",
+__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "key_dtype", "clone", "split", "fold_in", "bits", "uniform", "normal",
            "truncated_normal", "bernoulli", "categorical", "randint", "choice", "permutation", "shuffle",
            "gumbel", "exponential", "laplace", "logistic", "cauchy", "rademacher", "gamma", "loggamma", "beta",
            "dirichlet", "multivariate_normal", "orthogonal"]
@@ -51,14 +55,27 @@ def _check_key(name, key, allow_batched=False, consume=True):
     `fold_in`, `bits`), which the key-reuse checker records while `debug_key_reuse` is on; such a
     function consumes its key here, once, and calls only private helpers with it afterwards.
     `fold_in`'s consumptions are shared: folding several data into one key is no reuse, but
-    sampling from or splitting a folded key is (the counters meet those of `fold_in`)."""
+    sampling from or splitting a folded key is (the counters meet those of `fold_in`).
+
+    A typed key (`key(seed)`) is checked and consumed as its uint32[..., 2] data, which is
+    returned: everything below works on the data."""
+    if isinstance(key, KeyArray):
+        data = key._base
+        if not isinstance(data, (Array, Tracer)) or aval_of(data).dtype != _U32 or aval_of(data).shape[-1:] != (2,):
+            raise TypeError(f"{name}: a typed PRNG key array must hold uint32[..., 2] data, got {data!r}.")
+        if key.ndim and not allow_batched:
+            raise ValueError(f"{name} accepts a single key, but was given a key array of shape {key.shape} != (). "
+                             "Pick one key (keys[i]) or loop over them (or vmap).")
+        if consume and config.debug_key_reuse:
+            data = key_reuse.consume(data, "random." + name, shared=name == "fold_in")
+        return data
     if not isinstance(key, (Array, Tracer, np.ndarray)):
-        raise TypeError(f"{name}: expected a PRNG key, a uint32 array of shape (2,) as made by "
-                        f"random.PRNGKey(seed), got {type(key).__name__}.")
+        raise TypeError(f"{name}: expected a PRNG key, random.key(seed) or a uint32 array of shape (2,) as "
+                        f"made by random.PRNGKey(seed), got {type(key).__name__}.")
     aval = aval_of(key)
     if aval.dtype != _U32 or aval.shape[-1:] != (2,):
-        raise TypeError(f"{name}: expected a PRNG key, a uint32 array of shape (2,) as made by "
-                        f"random.PRNGKey(seed), got an array of dtype {aval.dtype.name} and shape {aval.shape}.")
+        raise TypeError(f"{name}: expected a PRNG key, random.key(seed) or a uint32 array of shape (2,) as "
+                        f"made by random.PRNGKey(seed), got an array of dtype {aval.dtype.name} and shape {aval.shape}.")
     if aval.ndim > 1 and not allow_batched:
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape {aval.shape[:-1]} "
                          "!= (). Pick one key (keys[i]) or loop over them.")
@@ -167,27 +184,67 @@ def _seed_from_array(seed):
     return lax.concatenate([lax.reshape(hi, (1,)), lax.reshape(lo, (1,))], 0)
 
 
-def key(seed):
-    """Same as `PRNGKey` (purenn has no typed key arrays): a uint32[2] key from an integer seed."""
-    return PRNGKey(seed)
+def _check_impl(name, impl):
+    if impl not in (None, "threefry2x32", "threefry", KEY_DTYPE):
+        raise ValueError(f"{name}: unknown PRNG implementation {impl!r}; only 'threefry2x32' exists.")
+
+
+def _as_kind_of(like, data):
+    """`data` (uint32[..., 2]) as a key of the kind `like` is: typed if `like` is typed."""
+    return KeyArray(data) if isinstance(like, KeyArray) else data
+
+
+def key(seed, *, impl=None):
+    """A typed PRNG key from an integer seed, as `jax.random.key`: shape (), dtype `key<fry>`, data
+    `PRNGKey(seed)` (so every sampler gives the same numbers for `key(s)` and `PRNGKey(s)`).
+
+    Example:
+        >>> k = random.key(1)
+        >>> k.shape, str(k.dtype), random.key_data(k)
+        ((), 'key<fry>', Array([0, 1], dtype=uint32))
+    """
+    _check_impl("key", impl)
+    return KeyArray(PRNGKey(seed))
 
 
 def key_data(keys):
-    """The uint32 data of a key or an array of keys (keys are their own data here).
+    """The uint32 data of a key or an array of keys: `uint32[..., 2]` for a typed key array of shape
+    `...`; a raw key is its own data.
 
-    Example: `random.key_data(random.PRNGKey(1))` is `Array([0, 1], dtype=uint32)`.
+    Example: `random.key_data(random.key(1))` is `Array([0, 1], dtype=uint32)`.
     """
     return _check_key("key_data", keys, allow_batched=True, consume=False)
 
 
 def wrap_key_data(key_bits_array, *, impl=None):
-    """Use a uint32 array of shape (..., 2) as key(s), checking it (only threefry2x32 exists).
+    """Typed keys over a uint32 array of shape (..., 2): a key array of shape `...` (only
+    threefry2x32 exists). The inverse of `key_data`.
 
-    Example: `random.wrap_key_data(jnp.array([0, 7], jnp.uint32))`.
+    Example: `random.wrap_key_data(jnp.array([0, 7], jnp.uint32))` is `random.key(7)`'s equal.
     """
-    if impl not in (None, "threefry2x32"):
-        raise ValueError(f"wrap_key_data: unknown PRNG implementation {impl!r}; only 'threefry2x32' exists.")
-    return _check_key("wrap_key_data", key_bits_array, allow_batched=True, consume=False)
+    _check_impl("wrap_key_data", impl)
+    if isinstance(key_bits_array, KeyArray):
+        raise TypeError("wrap_key_data: the argument is already a typed key array; wrap its uint32 data "
+                        "(random.key_data(keys)), or use it as it is.")
+    return KeyArray(_check_key("wrap_key_data", key_bits_array, allow_batched=True, consume=False))
+
+
+def key_impl(keys):
+    """The name of the PRNG implementation of `keys` (typed or raw): always 'threefry2x32' here.
+
+    Example: `random.key_impl(random.key(0))` is `'threefry2x32'`.
+    """
+    _check_key("key_impl", keys, allow_batched=True, consume=False)
+    return KEY_DTYPE.impl
+
+
+def key_dtype(impl=None):
+    """The dtype of typed keys of an implementation (only threefry2x32): `key<fry>`.
+
+    Example: `random.key_dtype() == random.key(0).dtype` is True.
+    """
+    _check_impl("key_dtype", impl)
+    return KEY_DTYPE
 
 
 def clone(key):
@@ -200,10 +257,10 @@ def clone(key):
         >>> a = random.normal(random.clone(key))
         >>> b = random.normal(key)  # equal to a, on purpose
     """
-    key = _check_key("clone", key, allow_batched=True, consume=False)
+    data = _check_key("clone", key, allow_batched=True, consume=False)
     if not config.debug_key_reuse:
         return key
-    return random_clone_p.bind(key)
+    return _as_kind_of(key, random_clone_p.bind(data))
 
 
 def _key_words(key):
@@ -232,13 +289,14 @@ def _split(key, shape):
 
 
 def split(key, num=2):
-    """Split a key into `num` new keys (an int, or a tuple for a shape): shape `(num, 2)`.
+    """Split a key into `num` new keys (an int, or a tuple for a shape): shape `(num, 2)` for a raw
+    key, `(num,)` for a typed one (`random.key`).
 
     Example: `key, sub = random.split(key)`; `random.split(key, 3).shape` is `(3, 2)`.
     """
-    key = _check_key("split", key)
+    data = _check_key("split", key)
     shape = tuple(num) if isinstance(num, Sequence) else (operator.index(num),)
-    return _split(key, _canonical_shape("split", shape))
+    return _as_kind_of(key, _split(data, _canonical_shape("split", shape)))
 
 
 def _split2(key):
@@ -251,7 +309,7 @@ def fold_in(key, data):
 
     Example: `random.fold_in(key, step)` gives a different key for each step.
     """
-    key = _check_key("fold_in", key)
+    typed_like, key = key, _check_key("fold_in", key)
     if isinstance(data, (bool, int)):
         if not 0 <= data < 2**32:
             raise OverflowError(f"fold_in: Python integer {data} out of bounds for uint32")
@@ -262,7 +320,7 @@ def fold_in(key, data):
         data = lax.convert_element_type(jnp.asarray(data), _U32)
     k1, k2 = _key_words(key)
     y1, y2 = threefry2x32(k1, k2, _full((), 0, _U32), data)
-    return lax.concatenate([lax.reshape(y1, (1,)), lax.reshape(y2, (1,))], 0)
+    return _as_kind_of(typed_like, lax.concatenate([lax.reshape(y1, (1,)), lax.reshape(y2, (1,))], 0))
 
 
 # ----- bits ---------------------------------------------------------------------------------
@@ -898,3 +956,10 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
     d = jnp.diagonal(r, axis1=-2, axis2=-1)
     x = jnp.multiply(q, jnp.sign(d)[..., None, :])
     return jnp.swapaxes(x, -1, -2) if n < m else x
+
+
+# the samplers built on the ones above (their own module; they use this module's helpers)
+from .random_distributions import *  # noqa: E402,F401,F403
+from .random_distributions import __all__ as _distributions_all  # noqa: E402
+
+__all__ = __all__ + list(_distributions_all)

@@ -12,3 +12,4 @@ from .normalization import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
 from .summary import summary  # noqa: F401
+from .stax_names import *  # noqa: F401,F403

@@ -28,7 +28,8 @@ import numpy as np
 from core import tree_util
 from core.tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-__all__ = ["Optimizer", "OptimizerState", "optimizer"]
+__all__ = ["Optimizer", "OptimizerState", "optimizer", "JoinPoint", "unpack_optimizer_state",
+           "pack_optimizer_state"]
 
 Optimizer = namedtuple("Optimizer", ["init_fn", "update_fn", "params_fn"])
 
@@ -122,3 +123,85 @@ def _flatten_each(states):
         packed.append(leaves)
         subtrees.append(sub)
     return packed, tuple(subtrees)  # the structures are static (hashable) data of the state
+
+
+# ----- minmax's marked-pytree view of a state ------------------------------------------------------
+#
+# An OptimizerState keeps its per-array states flattened (leaves + PyTreeDefs). minmax's
+# `unpack_optimizer_state` turns it into ONE nested pytree: the parameter tree with, at each
+# parameter leaf, a `JoinPoint` holding that parameter's per-array state tree. `JoinPoint` is NOT a
+# registered pytree node, so a flatten of the marked tree stops at it; the marked tree holds no
+# PyTreeDefs, only containers and arrays, which is what made it pickle-able for minmax users.
+# (Our pickle-free saving is optim/utils.py's `optimizer_state_to_arrays`.)
+
+class JoinPoint:
+    """Marks where the parameter tree of an unpacked optimizer state ends and one parameter's
+    per-array state tree begins (`subtree`). A leaf to `tree_flatten`; iterable like minmax's, so
+    `(state,) = join_point` works.
+
+    Example:
+        >>> JoinPoint((1.0, 2.0)).subtree
+        (1.0, 2.0)
+    """
+    __slots__ = ("subtree",)
+
+    def __init__(self, subtree):
+        self.subtree = subtree
+
+    def __iter__(self):
+        yield self.subtree
+
+    def __eq__(self, other):
+        return isinstance(other, JoinPoint) and tree_util.tree_all(
+            tree_util.tree_map(lambda a, b: bool(np.array_equal(a, b)), self.subtree, other.subtree))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"JoinPoint({self.subtree!r})"
+
+
+def unpack_optimizer_state(opt_state):
+    """Convert an `OptimizerState` into a marked pytree, as minmax does: the parameter tree with a
+    `JoinPoint(per_array_state)` at each parameter leaf. The marked tree holds only containers,
+    NamedTuples and arrays (no PyTreeDefs), so it can be pickled or walked with tree_util;
+    `pack_optimizer_state` is its inverse.
+
+    Example:
+        >>> import core.numpy as jnp
+        >>> from optim import momentum
+        >>> state = momentum(0.1, 0.9).init_fn({"w": jnp.ones(2)})
+        >>> marked = unpack_optimizer_state(state)
+        >>> type(marked["w"]).__name__, type(marked["w"].subtree).__name__
+        ('JoinPoint', 'MomentumState')
+    """
+    if not isinstance(opt_state, OptimizerState):
+        raise TypeError(f"unpack_optimizer_state expects an OptimizerState (what an optimizer's init_fn or "
+                        f"update_fn returns), got {type(opt_state).__name__}. A wrapper's state (e.g. "
+                        "SkipNonfiniteState) holds its OptimizerState in a field: unpack that field.")
+    packed, tree_def, subtree_defs = opt_state
+    marks = [JoinPoint(tree_unflatten(sub, leaves)) for sub, leaves in zip(subtree_defs, packed, strict=True)]
+    return tree_unflatten(tree_def, marks)
+
+
+def pack_optimizer_state(marked_pytree):
+    """Convert a marked pytree (from `unpack_optimizer_state`) back into the equivalent
+    `OptimizerState`: the same parameter tree structure, per-array state structures and leaves, so
+    `update_fn` continues from it exactly.
+
+    Example:
+        >>> import core.numpy as jnp
+        >>> from optim import sgd
+        >>> init, update, get_params = sgd(0.1)
+        >>> state = pack_optimizer_state(unpack_optimizer_state(init([jnp.ones(2)])))
+        >>> print(get_params(update(0, [jnp.ones(2)], state))[0])
+        [0.9 0.9]
+    """
+    marks, tree_def = tree_flatten(marked_pytree)
+    for k, mark in enumerate(marks):
+        if not isinstance(mark, JoinPoint):
+            path = keystr(tree_flatten_with_path(marked_pytree)[0][k][0]) or "(the root)"
+            raise TypeError(f"pack_optimizer_state expects a marked pytree whose every leaf is a JoinPoint (as "
+                            f"unpack_optimizer_state returns), but the leaf at {path} is a {type(mark).__name__}.")
+    packed, subtree_defs = _flatten_each([m.subtree for m in marks])
+    return OptimizerState(packed, tree_def, subtree_defs)

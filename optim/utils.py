@@ -2,12 +2,12 @@
 accumulate gradients, and saving an optimizer state without pickle.
 
 The wrappers take an `Optimizer` (optim/base.py) and return one; their state is a NamedTuple of the
-inner state and a few int32 counters, so it passes through `jit` and `pack_optimizer_state`:
+inner state and a few int32 counters, so it passes through `jit` and `optimizer_state_to_arrays`:
 
     opt = skip_nonfinite(accumulate_gradients(opt, every_k=4))
 
-`pack_optimizer_state(state) -> (arrays, structure)` turns a state into a list of NumPy arrays
-(for `np.savez`) and a JSON-able structure (for `json.dumps`); `unpack_optimizer_state` rebuilds
+`optimizer_state_to_arrays(state) -> (arrays, structure)` turns a state into a list of NumPy arrays
+(for `np.savez`) and a JSON-able structure (for `json.dumps`); `optimizer_state_from_arrays` rebuilds
 the state exactly: the same tree structures, NamedTuple types, dtypes and values.
 
     >>> import core.numpy as jnp
@@ -26,7 +26,7 @@ from core.tree_util import tree_flatten, tree_map, tree_structure
 from .base import Optimizer, OptimizerState, _check_leaf_shapes
 
 __all__ = ["l2_norm", "clip_grads", "skip_nonfinite", "SkipNonfiniteState", "accumulate_gradients",
-           "AccumulateGradientsState", "pack_optimizer_state", "unpack_optimizer_state",
+           "AccumulateGradientsState", "optimizer_state_to_arrays", "optimizer_state_from_arrays",
            "register_state_type"]
 
 
@@ -215,7 +215,7 @@ def _type_name(cls):
 
 
 def register_state_type(cls, name=None):
-    """Register a NamedTuple type so `unpack_optimizer_state` can rebuild states holding it; usable
+    """Register a NamedTuple type so `optimizer_state_from_arrays` can rebuild states holding it; usable
     as a class decorator. Needed only for types the lookup by qualified name cannot reach (defined
     inside a function, or in a module not imported when unpacking). Returns `cls`.
 
@@ -240,11 +240,11 @@ def _lookup_state_type(name, fields):
             obj = getattr(obj, part, None)
         cls = obj if _is_namedtuple_type(obj) else None
     if cls is None:
-        raise TypeError(f"unpack_optimizer_state cannot find the NamedTuple type {name!r} (fields "
+        raise TypeError(f"optimizer_state_from_arrays cannot find the NamedTuple type {name!r} (fields "
                         f"{list(fields)}): import the module that defines it, or register it with "
                         "optim.utils.register_state_type(cls) before unpacking.")
     if list(cls._fields) != list(fields):
-        raise TypeError(f"unpack_optimizer_state found the NamedTuple type {name!r} with fields "
+        raise TypeError(f"optimizer_state_from_arrays found the NamedTuple type {name!r} with fields "
                         f"{list(cls._fields)}, but the saved state has fields {list(fields)}.")
     return cls
 
@@ -270,13 +270,13 @@ def _describe_treedef(treedef, leaf_fn, path, counter):
     if node_type is dict:
         for k in aux:
             if isinstance(k, bool) or not isinstance(k, (str, int)):
-                raise TypeError(f"pack_optimizer_state can only save dict keys that are str or int, got "
+                raise TypeError(f"optimizer_state_to_arrays can only save dict keys that are str or int, got "
                                 f"key {k!r} of type {type(k).__name__} at {path}.")
         return {"node": "dict", "keys": list(aux), "children": kids([f"[{k!r}]" for k in aux])}
     if _is_namedtuple_type(node_type):
         return {"node": "namedtuple", "type": _type_name(node_type), "fields": list(node_type._fields),
                 "children": kids([f".{f}" for f in node_type._fields])}
-    raise TypeError(f"pack_optimizer_state cannot describe the pytree node type "
+    raise TypeError(f"optimizer_state_to_arrays cannot describe the pytree node type "
                     f"{node_type.__module__}.{node_type.__qualname__} at {path}: only "
                     "dict, list, tuple, None and NamedTuple nodes can be saved. Convert that node to one "
                     "of those (e.g. a dict) in the parameters or the optimizer state.")
@@ -289,11 +289,11 @@ def _pack_leaf(x, arrays, path):
     try:
         a = np.asarray(x)
     except Exception as e:
-        raise TypeError(f"pack_optimizer_state cannot turn the leaf at {path} (a "
+        raise TypeError(f"optimizer_state_to_arrays cannot turn the leaf at {path} (a "
                         f"{type(x).__name__}) into a NumPy array; pack a concrete "
                         f"state, outside jit ({e})") from None
     if a.dtype == object:
-        raise TypeError(f"pack_optimizer_state can only save array or number leaves, got a "
+        raise TypeError(f"optimizer_state_to_arrays can only save array or number leaves, got a "
                         f"{type(x).__name__} at {path}.")
     arrays.append(a)
     return {"node": "leaf", "leaf_kind": kind, "index": len(arrays) - 1, "dtype": a.dtype.name,
@@ -320,7 +320,7 @@ def _pack(x, arrays, path):
     return _describe_treedef(treedef, leaf_fn, path, [0])
 
 
-def pack_optimizer_state(opt_state):
+def optimizer_state_to_arrays(opt_state):
     """Turn an optimizer state into `(arrays, structure)`: a list of NumPy arrays and a JSON-able
     description of everything else (parameter tree, per-array state structures, NamedTuple type
     names and fields, leaf dtypes). No pickle: save the arrays with `np.savez` and the structure with
@@ -329,11 +329,11 @@ def pack_optimizer_state(opt_state):
 
     Example (with `path` a file name ending in .npz):
 
-        arrays, structure = pack_optimizer_state(opt_state)
+        arrays, structure = optimizer_state_to_arrays(opt_state)
         np.savez(path, *arrays)
         text = json.dumps(structure)
         with np.load(path) as npz:
-            same = unpack_optimizer_state([npz[f"arr_{i}"] for i in range(len(arrays))],
+            same = optimizer_state_from_arrays([npz[f"arr_{i}"] for i in range(len(arrays))],
                                           json.loads(text))
     """
     arrays = []
@@ -351,7 +351,7 @@ def _dtype_from_name(name):
 def _unpack_leaf(node, arrays):
     i = node["index"]
     if not 0 <= i < len(arrays):
-        raise ValueError(f"unpack_optimizer_state: the structure refers to array {i}, but only "
+        raise ValueError(f"optimizer_state_from_arrays: the structure refers to array {i}, but only "
                          f"{len(arrays)} arrays were given.")
     a = np.asarray(arrays[i])
     dtype = _dtype_from_name(node["dtype"])
@@ -359,10 +359,10 @@ def _unpack_leaf(node, arrays):
         if a.dtype.kind == "V" and a.dtype.itemsize == dtype.itemsize:
             a = a.view(dtype)  # np.savez stores ml_dtypes arrays (bfloat16...) as raw bytes
         else:
-            raise ValueError(f"unpack_optimizer_state: array {i} has dtype {a.dtype}, the structure "
+            raise ValueError(f"optimizer_state_from_arrays: array {i} has dtype {a.dtype}, the structure "
                              f"expects {dtype}.")
     if list(a.shape) != list(node["shape"]):
-        raise ValueError(f"unpack_optimizer_state: array {i} has shape {a.shape}, the structure "
+        raise ValueError(f"optimizer_state_from_arrays: array {i} has shape {a.shape}, the structure "
                          f"expects {tuple(node['shape'])}.")
     kind = node["leaf_kind"]
     if kind in _SCALAR_TYPES:
@@ -390,7 +390,7 @@ def _unpack(node, arrays, leaf_fn):
         params = _unpack(node["params"], arrays, new_param)
         tree_def = tree_structure(params)
         if tree_def.num_leaves != len(node["states"]):
-            raise ValueError(f"unpack_optimizer_state: the parameter tree has {tree_def.num_leaves} "
+            raise ValueError(f"optimizer_state_from_arrays: the parameter tree has {tree_def.num_leaves} "
                              f"leaves but {len(node['states'])} per-array states were saved.")
         packed, subtree_defs = [], []
         for s in node["states"]:
@@ -407,23 +407,23 @@ def _unpack(node, arrays, leaf_fn):
         return dict(zip(node["keys"], children, strict=True))
     if kind == "namedtuple":
         return _lookup_state_type(node["type"], node["fields"])(*children)
-    raise ValueError(f"unpack_optimizer_state: unknown node kind {kind!r} in the structure.")
+    raise ValueError(f"optimizer_state_from_arrays: unknown node kind {kind!r} in the structure.")
 
 
-def unpack_optimizer_state(arrays, structure):
-    """The inverse of `pack_optimizer_state`: rebuild the state from its arrays (any sequence, e.g.
+def optimizer_state_from_arrays(arrays, structure):
+    """The inverse of `optimizer_state_to_arrays`: rebuild the state from its arrays (any sequence, e.g.
     `[npz[f"arr_{i}"] for i in range(len(npz.files))]`) and its structure (as packed, or after a
     `json.dumps`/`json.loads` round trip). Array leaves come back as device arrays of the saved
     dtype; NamedTuple types are found as described in `register_state_type`.
 
-    Example: `unpack_optimizer_state(*pack_optimizer_state(s))` has the tree structure and the
+    Example: `optimizer_state_from_arrays(*optimizer_state_to_arrays(s))` has the tree structure and the
     values of `s`.
     """
     if not isinstance(structure, dict) or structure.get("format") != _FORMAT:
-        raise ValueError("unpack_optimizer_state expects the structure returned by pack_optimizer_state "
+        raise ValueError("optimizer_state_from_arrays expects the structure returned by optimizer_state_to_arrays "
                          f"(a dict with format {_FORMAT!r}), got {type(structure).__name__}.")
     if structure.get("version") != 1:
-        raise ValueError(f"unpack_optimizer_state: unsupported structure version {structure.get('version')!r}.")
+        raise ValueError(f"optimizer_state_from_arrays: unsupported structure version {structure.get('version')!r}.")
     arrays = list(arrays)
     return _unpack(structure["tree"], arrays, None)
 

@@ -16,7 +16,7 @@ from core.tree_util import tree_flatten, tree_leaves, tree_map, tree_unflatten
 from optim import dp, sgd
 from optim.dp import (DpSgdState, accumulate_chunks, dp_aggregate, dp_sgd, max_batch_size_for,
                       poisson_batch)
-from optim.utils import pack_optimizer_state, unpack_optimizer_state
+from optim.utils import optimizer_state_to_arrays, optimizer_state_from_arrays
 
 C = 0.5        # l2_norm_clip
 SIGMA = 1.3    # noise_multiplier
@@ -175,8 +175,8 @@ def test_dp_sgd_updates_with_a_fresh_key_per_step_and_resumes(rng):
     assert isinstance(state, DpSgdState) and int(state.num_updates) == 2
     assert_trees_close(get_params(state), expected)
     # the state survives pack / json / unpack, and the resumed run draws the same noise
-    arrays, structure = pack_optimizer_state(state)
-    restored = unpack_optimizer_state(arrays, json.loads(json.dumps(structure)))
+    arrays, structure = optimizer_state_to_arrays(state)
+    restored = optimizer_state_from_arrays(arrays, json.loads(json.dumps(structure)))
     a, b = update(2, sums[2], state), update(2, sums[2], restored)
     for x, y in zip(tree_leaves(get_params(a)), tree_leaves(get_params(b)), strict=True):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))

@@ -1,6 +1,6 @@
 """optim/utils.py: norms and clipping against NumPy float64, the skip_nonfinite and
 accumulate_gradients wrappers under jit against NumPy runs of the same optimizer, and
-pack/unpack_optimizer_state round trips through json and np.savez (exact: structures, types,
+optimizer_state_to_arrays / optimizer_state_from_arrays round trips through json and np.savez (exact: structures, types,
 dtypes and values)."""
 import collections
 import doctest
@@ -19,8 +19,8 @@ from optim import utils
 from optim.base import OptimizerState, optimizer
 from optim.schedules import make_schedule
 from optim.utils import (AccumulateGradientsState, SkipNonfiniteState, accumulate_gradients, clip_grads,
-                         l2_norm, pack_optimizer_state, register_state_type, skip_nonfinite,
-                         unpack_optimizer_state)
+                         l2_norm, optimizer_state_to_arrays, register_state_type, skip_nonfinite,
+                         optimizer_state_from_arrays)
 
 
 # ----- small optimizers: one per kind of per-array state ------------------------------------------
@@ -263,7 +263,7 @@ def test_accumulate_gradients_errors():
 
 def _roundtrip(state):
     """pack -> json text and an .npz file in memory -> unpack."""
-    arrays, structure = pack_optimizer_state(state)
+    arrays, structure = optimizer_state_to_arrays(state)
     assert all(isinstance(a, np.ndarray) for a in arrays)
     text = json.dumps(structure)
     buf = io.BytesIO()
@@ -271,7 +271,7 @@ def _roundtrip(state):
     buf.seek(0)
     with np.load(buf) as npz:
         loaded = [npz[f"arr_{i}"] for i in range(len(npz.files))]
-    return unpack_optimizer_state(loaded, json.loads(text))
+    return optimizer_state_from_arrays(loaded, json.loads(text))
 
 
 @pytest.mark.parametrize("make_opt", [lambda: heavy_ball(0.1, 0.9), lambda: adagrad_tuple(0.2),
@@ -294,7 +294,7 @@ def test_pack_unpack_roundtrip_then_update(rng, make_opt):
 
 def test_pack_structure_is_plain_json_data(rng):
     state = heavy_ball(0.1, 0.9).init_fn({"w": jnp.ones((2,)), "b": [jnp.zeros(()), None]})
-    arrays, structure = pack_optimizer_state(state)
+    arrays, structure = optimizer_state_to_arrays(state)
     assert json.loads(json.dumps(structure)) == structure
     tree = structure["tree"]
     assert tree["node"] == "optimizer_state"
@@ -351,32 +351,32 @@ def test_unpack_finds_local_namedtuples_only_when_registered():
 
     opt = local_opt()
     state = opt.update_fn(0, jnp.ones(2), opt.init_fn(jnp.zeros(2)))
-    arrays, structure = pack_optimizer_state(state)
+    arrays, structure = optimizer_state_to_arrays(state)
     with pytest.raises(TypeError, match=r"cannot find the NamedTuple type '.*LocalState' \(fields \['x', 'n'\]\).*"
                                         r"register_state_type"):
-        unpack_optimizer_state(arrays, structure)
+        optimizer_state_from_arrays(arrays, structure)
     assert register_state_type(LocalState) is LocalState
-    back = unpack_optimizer_state(arrays, json.loads(json.dumps(structure)))
+    back = optimizer_state_from_arrays(arrays, json.loads(json.dumps(structure)))
     _assert_trees_identical(back, state)
     _assert_trees_identical(opt.update_fn(1, jnp.ones(2), back), opt.update_fn(1, jnp.ones(2), state))
 
 
 def test_unpack_errors(rng):
     state = heavy_ball(0.1, 0.9).init_fn({"w": jnp.ones((2,))})
-    arrays, structure = pack_optimizer_state(state)
+    arrays, structure = optimizer_state_to_arrays(state)
     with pytest.raises(ValueError, match=r"refers to array 1, but only 1 arrays were given"):
-        unpack_optimizer_state(arrays[:1], structure)
+        optimizer_state_from_arrays(arrays[:1], structure)
     with pytest.raises(ValueError, match=r"array 0 has shape \(3,\), the structure expects \(2,\)"):
-        unpack_optimizer_state([np.ones(3, np.float32), arrays[1]], structure)
+        optimizer_state_from_arrays([np.ones(3, np.float32), arrays[1]], structure)
     with pytest.raises(ValueError, match=r"array 0 has dtype int32, the structure expects float32"):
-        unpack_optimizer_state([np.ones(2, np.int32), arrays[1]], structure)
-    with pytest.raises(ValueError, match=r"expects the structure returned by pack_optimizer_state"):
-        unpack_optimizer_state(arrays, {"tree": structure["tree"]})
+        optimizer_state_from_arrays([np.ones(2, np.int32), arrays[1]], structure)
+    with pytest.raises(ValueError, match=r"expects the structure returned by optimizer_state_to_arrays"):
+        optimizer_state_from_arrays(arrays, {"tree": structure["tree"]})
     renamed = json.loads(json.dumps(structure))
     renamed["tree"]["states"][0]["fields"] = ["x", "momentum"]
     with pytest.raises(TypeError, match=r"found the NamedTuple type '.*HeavyBallState' with fields "
                                         r"\['x', 'velocity'\], but the saved state has fields \['x', 'momentum'\]"):
-        unpack_optimizer_state(arrays, renamed)
+        optimizer_state_from_arrays(arrays, renamed)
 
 
 def test_pack_errors_name_the_node():
@@ -384,9 +384,9 @@ def test_pack_errors_name_the_node():
     state = decaying_sgd(0.1).init_fn(params)
     with pytest.raises(TypeError, match=r"cannot describe the pytree node type collections.OrderedDict at "
                                         r"opt_state.tree_def\['layers'\]: only dict, list, tuple, None and NamedTuple"):
-        pack_optimizer_state(state)
+        optimizer_state_to_arrays(state)
     with pytest.raises(TypeError, match=r"only save dict keys that are str or int, got key \(1, 2\) of type tuple"):
-        pack_optimizer_state(decaying_sgd(0.1).init_fn({(1, 2): jnp.ones(2)}))
+        optimizer_state_to_arrays(decaying_sgd(0.1).init_fn({(1, 2): jnp.ones(2)}))
     with pytest.raises(TypeError, match=r"register_state_type expects a NamedTuple type, got <class 'dict'>"):
         register_state_type(dict)
 
@@ -395,7 +395,7 @@ def test_pack_inside_jit_is_an_error():
     opt = decaying_sgd(0.1)
     with pytest.raises(TypeError, match=r"cannot turn the leaf at opt_state.packed_state\[0\] .*into a NumPy "
                                         r"array; pack a concrete state, outside jit"):
-        core.jit(lambda p: pack_optimizer_state(opt.init_fn(p))[0][0])(jnp.ones(2))
+        core.jit(lambda p: optimizer_state_to_arrays(opt.init_fn(p))[0][0])(jnp.ones(2))
 
 
 ALL_OPTIMIZERS = ["sgd", "momentum", "nesterov", "adagrad", "rmsprop", "rmsprop_momentum", "adam", "adamw", "adamax",

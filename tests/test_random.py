@@ -338,7 +338,8 @@ def test_keys_are_reproducible_and_distinct():
 def test_key_data_and_wrap_key_data():
     np.testing.assert_array_equal(np.asarray(random.key_data(random.key(3))), [0, 3])
     keys = random.wrap_key_data(jnp.array(np.arange(6, dtype=np.uint32).reshape(3, 2)))
-    assert keys.shape == (3, 2)
+    assert keys.shape == (3,) and str(keys.dtype) == "key<fry>"  # typed keys over uint32[3, 2]
+    np.testing.assert_array_equal(np.asarray(random.key_data(keys)), np.arange(6).reshape(3, 2))
     np.testing.assert_array_equal(np.asarray(random.uniform(random.wrap_key_data(np.array([0, 42], np.uint32)))),
                                   np.asarray(random.uniform(K)))
 
@@ -351,7 +352,7 @@ def test_seed_from_device_array_matches_python_int():
 
 def test_key_errors():
     with pytest.raises(TypeError,
-                       match=r"uniform: expected a PRNG key, a uint32 array of shape \(2,\).*float32 and shape \(2,\)"):
+                       match=r"uniform: expected a PRNG key, random.key\(seed\) or a uint32 array of shape \(2,\).*float32 and shape \(2,\)"):
         random.uniform(jnp.zeros(2))
     with pytest.raises(TypeError, match=r"normal: expected a PRNG key.*shape \(3,\)"):
         random.normal(jnp.zeros(3, jnp.uint32))

@@ -106,13 +106,35 @@ def can_cast(from_, to, casting="safe"):
 
 
 def issubdtype(arg1, arg2):
-    """`numpy.issubdtype`, with bfloat16 counted as a floating type."""
+    """`numpy.issubdtype`, with bfloat16 counted as a floating type, and the typed PRNG key dtype
+    (`key<fry>`) a subtype of `dtypes.prng_key` and `dtypes.extended` only."""
+    extended = _extended_issubdtype(arg1, arg2)
+    if extended is not None:
+        return extended
     a = _as_np_dtype(arg1)
     if isinstance(arg2, type) and issubclass(arg2, np.generic) and arg2 in (np.generic, np.number, np.inexact, np.floating, np.complexfloating, np.integer, np.signedinteger, np.unsignedinteger, np.bool_):
         if a == dtypes.bfloat16:
             return arg2 in (np.generic, np.number, np.inexact, np.floating)
         return np.issubdtype(a, arg2)
     return a == _as_np_dtype(arg2)
+
+
+def _extended_issubdtype(arg1, arg2):
+    """issubdtype when either side is an extended dtype or one of its abstract types; None if not."""
+    def kind(x):
+        if isinstance(x, type) and issubclass(x, dtypes.extended):
+            return x
+        dt = getattr(x, "dtype", x) if not isinstance(x, type) else x
+        return dt if isinstance(getattr(dt, "type", None), type) and issubclass(dt.type, dtypes.extended) else None
+
+    k1, k2 = kind(arg1), kind(arg2)
+    if k1 is None and k2 is None:
+        return None
+    if k1 is None or k2 is None:
+        return False
+    if isinstance(k2, type):
+        return issubclass(k1 if isinstance(k1, type) else k1.type, k2)
+    return not isinstance(k1, type) and k1 == k2
 
 
 def isdtype(dt, kind):

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes, errors
 from .. import lax
+from .. import prng_keys
 from ..array import Array
 from ..trace import Tracer
 from ..lax._base import aval_of
@@ -89,6 +90,8 @@ def reshape(a, shape=None, order="C", *, newshape=_NO_SHAPE, copy=None):
         raise TypeError("reshape() missing required argument 'shape'")
     if order == "K":
         raise ValueError("reshape: order='K' is not permitted for reshaping (as in NumPy); use 'C', 'F' or 'A'.")
+    if isinstance(a, prng_keys.KeyArray):
+        return a.reshape(_shape_arg(shape), order="C" if order in ("C", "A") else order)
     order = _index_order("reshape", a, order)
     a = _arr("reshape", a)
     new = _infer_shape(a.size, _shape_arg(shape), a.shape)
@@ -308,10 +311,17 @@ def _promoted(fun_name, arrays, dtype=None):
     return list(promote_dtypes(*arrays))
 
 
+def _has_keys(arrays):
+    return isinstance(arrays, (list, tuple)) and any(isinstance(a, prng_keys.KeyArray) for a in arrays)
+
+
 def concatenate(arrays, axis=0, dtype=None):
     """Join arrays along an existing `axis` (flattening them first when `axis` is None), with
     dtype promotion. Example: `jnp.concatenate([jnp.ones(2), jnp.zeros(3)])` has shape (5,).
     """
+    if _has_keys(arrays):  # typed PRNG keys join along their key axes (core/prng_keys.py)
+        return prng_keys.concatenate_keys([a.ravel() for a in arrays] if axis is None else arrays,
+                                          0 if axis is None else axis)
     arrays = _promoted("concatenate", arrays, dtype)
     if axis is None:
         arrays = [ravel(a) for a in arrays]
@@ -331,6 +341,8 @@ def stack(arrays, axis=0, out=None, dtype=None):
     """Join equally shaped arrays along a new `axis`. Example: `jnp.stack([jnp.ones(3)] * 2).shape` is (2, 3)."""
     if out is not None:
         raise NotImplementedError("stack: the 'out' argument is not supported (arrays are immutable)")
+    if _has_keys(arrays):
+        return prng_keys.stack_keys(arrays, axis)
     arrays = _promoted("stack", arrays, dtype)
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays):

@@ -1,0 +1,229 @@
+"""Typed PRNG key arrays (`random.key(seed)`), as JAX's new-style keys.
+
+A `KeyArray` of shape `S` is a thin wrapper over its key data, a uint32 array of shape `S + (2,)`
+(the threefry2x32 words of each key); its dtype is `KEY_DTYPE`, printed `key<fry>`, with
+`jnp.issubdtype(k.dtype, dtypes.prng_key)` true. The wrapper is a pytree node whose one child is
+the data, so every transformation that takes pytrees (jit arguments and results, vmap, scan
+carries and xs, cond operands, pmap, grad's non-differentiated arguments) carries typed keys with
+no change to tracing: inside a trace the wrapper holds a tracer of the data. See docs/design.md
+"Typed PRNG keys" for why, and for the one visible difference from JAX (tree_util sees the data).
+
+Shape operations act on the key axes and keep the trailing data axis: indexing, `reshape`,
+`ravel`, `squeeze`, `swapaxes`/`transpose`, `concatenate`/`stack` (also through `jnp.*`), equality.
+Arithmetic, ordering and conversion to NumPy raise a TypeError naming `random.key_data`.
+
+Example:
+    >>> k = random.key(0)
+    >>> k.shape, str(k.dtype), random.split(k, 3).shape
+    ((), 'key<fry>', (3,))
+"""
+import operator
+
+import numpy as np
+
+from . import dtypes
+from . import lax
+from .lax._base import aval_of
+from .tree_util import register_pytree_node
+
+__all__ = ["KeyArray", "KeyDType", "KEY_DTYPE", "is_key_array", "concatenate_keys", "stack_keys"]
+
+
+class KeyDType:
+    """The dtype of typed keys of one PRNG implementation (only threefry2x32 exists here)."""
+    __slots__ = ("impl", "name")
+    type = dtypes.prng_key
+    kind = "V"
+
+    def __init__(self, impl, short):
+        self.impl = impl
+        self.name = f"key<{short}>"
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return isinstance(other, KeyDType) and other.impl == self.impl
+
+    def __hash__(self):
+        return hash(("KeyDType", self.impl))
+
+
+KEY_DTYPE = KeyDType("threefry2x32", "fry")
+
+
+def _no_arithmetic(op):
+    def method(self, *args):
+        raise TypeError(f"{op} is not defined on PRNG key arrays (dtype {self.dtype}, shape {self.shape}): keys "
+                        "are not numbers. Derive new keys with random.split or random.fold_in, or operate on "
+                        "the raw uint32 words with random.key_data(keys).")
+    method.__name__ = op
+    return method
+
+
+class KeyArray:
+    """An array of typed PRNG keys: shape `S`, dtype `key<fry>`, data uint32[S + (2,)]."""
+    __slots__ = ("_base",)
+    __array_priority__ = 100  # NumPy defers to our (raising) operators instead of broadcasting
+
+    def __init__(self, base):
+        self._base = base  # unchecked: tree_util rebuilds wrappers around placeholders too
+
+    # ----- array-like attributes -----
+    @property
+    def dtype(self):
+        return KEY_DTYPE
+
+    @property
+    def shape(self):
+        return tuple(aval_of(self._base).shape[:-1])
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a scalar PRNG key array (shape ()).")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a scalar PRNG key array (shape ()).")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self):
+        try:
+            words = np.asarray(self._base)
+        except Exception:  # a tracer
+            return f"KeyArray(shape={self.shape}, dtype={self.dtype}) overlaying {self._base!r}"
+        return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{words}"
+
+    # ----- shape operations: on the key axes, the data axis stays last -----
+    def __getitem__(self, idx):
+        if isinstance(idx, KeyArray):
+            raise TypeError("a PRNG key array cannot index an array.")
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        if any(i is Ellipsis for i in idx):
+            idx = idx + (slice(None),)  # the ellipsis must not swallow the data axis
+        return KeyArray(self._base[idx])
+
+    def reshape(self, *shape, order="C"):
+        if order != "C":
+            raise NotImplementedError("KeyArray.reshape supports order='C' only.")
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape
+        shape = tuple(operator.index(d) for d in shape)
+        if shape.count(-1) == 1:
+            known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+            shape = tuple(self.size // max(known, 1) if d == -1 else d for d in shape)
+        if int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise ValueError(f"cannot reshape a PRNG key array of shape {self.shape} into shape {shape}.")
+        return KeyArray(lax.reshape(self._base, (*shape, 2)))
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    flatten = ravel
+
+    def squeeze(self, axis=None):
+        shape = self.shape
+        axes = range(len(shape)) if axis is None else [a % len(shape) for a in np.atleast_1d(axis)]
+        keep = [d for i, d in enumerate(shape) if not (i in axes and d == 1)]
+        return self.reshape(tuple(keep))
+
+    def transpose(self, *axes):
+        axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        axes = tuple(range(self.ndim))[::-1] if not axes else tuple(a % self.ndim for a in axes)
+        return KeyArray(lax.transpose(self._base, (*axes, self.ndim)))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def swapaxes(self, a, b):
+        perm = list(range(self.ndim))
+        a, b = a % self.ndim, b % self.ndim
+        perm[a], perm[b] = perm[b], perm[a]
+        return self.transpose(tuple(perm))
+
+    # ----- equality compares the keys' words; everything else numeric is an error -----
+    def __eq__(self, other):
+        if not isinstance(other, KeyArray):
+            return NotImplemented
+        from . import numpy as jnp
+        return jnp.all(jnp.equal(self._base, other._base), axis=-1)
+
+    def __ne__(self, other):
+        if not isinstance(other, KeyArray):
+            return NotImplemented
+        from . import numpy as jnp
+        return jnp.logical_not(self == other)
+
+    __hash__ = None
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f"a PRNG key array (dtype {self.dtype}, shape {self.shape}) has no NumPy form; use "
+                        "np.asarray(random.key_data(keys)) for its uint32 words.")
+
+    def __bool__(self):
+        raise TypeError("the truth value of a PRNG key array is not defined.")
+
+    for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+                "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__",
+                "__matmul__", "__rmatmul__", "__neg__", "__pos__", "__abs__", "__invert__", "__and__", "__rand__",
+                "__or__", "__ror__", "__xor__", "__rxor__", "__lshift__", "__rshift__", "__lt__", "__le__",
+                "__gt__", "__ge__", "__float__", "__int__", "__index__", "astype"):
+        locals()[_op] = _no_arithmetic(_op)
+    del _op
+
+
+register_pytree_node(KeyArray, lambda k: ((k._base,), None), lambda _, children: KeyArray(children[0]))
+
+
+def is_key_array(x):
+    """Whether `x` is a typed PRNG key array (`random.key`), not a raw uint32[..., 2] key."""
+    return isinstance(x, KeyArray)
+
+
+def _key_axis(name, keys, axis, extra=0):
+    ndim = keys[0].ndim + extra
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: axis {axis} is out of bounds for PRNG key arrays of rank {keys[0].ndim}.")
+    return axis % ndim
+
+
+def _all_keys(name, arrays):
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError(f"{name}: need at least one array.")
+    if not all(isinstance(a, KeyArray) for a in arrays):
+        kinds = sorted({type(a).__name__ for a in arrays})
+        raise TypeError(f"{name}: cannot mix PRNG key arrays with other arrays (got {', '.join(kinds)}); wrap "
+                        "raw uint32[..., 2] keys with random.wrap_key_data first.")
+    return arrays
+
+
+def concatenate_keys(arrays, axis=0):
+    """`jnp.concatenate` for key arrays: along a key axis. Example: see the module docstring."""
+    arrays = _all_keys("concatenate", arrays)
+    if arrays[0].ndim == 0:
+        raise ValueError("concatenate: zero-dimensional PRNG key arrays cannot be concatenated; use stack.")
+    axis = _key_axis("concatenate", arrays, axis)
+    return KeyArray(lax.concatenate([a._base for a in arrays], axis))
+
+
+def stack_keys(arrays, axis=0):
+    """`jnp.stack` for key arrays: a new key axis."""
+    arrays = _all_keys("stack", arrays)
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"stack: all PRNG key arrays must have the same shape, got {sorted(shapes)}.")
+    axis = _key_axis("stack", arrays, axis, extra=1)
+    expanded = [lax.expand_dims(a._base, (axis,)) for a in arrays]
+    return KeyArray(lax.concatenate(expanded, axis))

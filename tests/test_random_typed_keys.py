@@ -1,0 +1,250 @@
+"""core/prng_keys.py and core/random.py: typed PRNG keys (`random.key`) as JAX's new-style keys:
+shape () and dtype key<fry> over uint32[..., 2] data, the same numbers as raw PRNGKey keys, shape
+operations on key axes, errors for arithmetic, and keys flowing through jit, vmap, scan, cond, pmap,
+pytrees and the key-reuse checker. Ends with the issue 16 item 5 program for random, written with
+jax names and checked against numbers recorded from jax 0.10.2 (jax_threefry_partitionable=False)."""
+import re
+
+import numpy as np
+import pytest
+
+import core
+import core.numpy as jnp
+from core import dtypes, lax, random
+from core.errors import KeyReuseError
+from core.tree_util import tree_leaves, tree_map
+
+
+def _words(keys):
+    return np.asarray(random.key_data(keys))
+
+
+def test_key_is_a_typed_scalar_over_prngkey_data():
+    k = random.key(42)
+    assert k.shape == () and k.ndim == 0 and k.size == 1
+    assert str(k.dtype) == "key<fry>" and k.dtype == random.key_dtype()
+    assert jnp.issubdtype(k.dtype, dtypes.prng_key) and jnp.issubdtype(k.dtype, dtypes.extended)
+    assert not jnp.issubdtype(k.dtype, jnp.integer) and not jnp.issubdtype(jnp.uint32, dtypes.prng_key)
+    np.testing.assert_array_equal(_words(k), [0, 42])
+    assert random.key_data(k).dtype == jnp.uint32
+    assert random.key_impl(k) == "threefry2x32" and random.key_impl(random.PRNGKey(0)) == "threefry2x32"
+    # PRNGKey keeps returning raw uint32[2]
+    raw = random.PRNGKey(42)
+    assert raw.shape == (2,) and raw.dtype == jnp.uint32
+
+
+def test_split_fold_in_and_wrap_keep_the_kind():
+    k, raw = random.key(7), random.PRNGKey(7)
+    ks = random.split(k, 3)
+    assert ks.shape == (3,) and ks.dtype == k.dtype and random.split(raw, 3).shape == (3, 2)
+    np.testing.assert_array_equal(_words(ks), np.asarray(random.split(raw, 3)))
+    assert random.split(k, (2, 3)).shape == (2, 3)
+    assert random.fold_in(k, 5).shape == ()
+    np.testing.assert_array_equal(_words(random.fold_in(k, 5)), np.asarray(random.fold_in(raw, 5)))
+    wrapped = random.wrap_key_data(random.split(raw, 4))
+    assert wrapped.shape == (4,) and str(wrapped.dtype) == "key<fry>"
+    np.testing.assert_array_equal(_words(wrapped), np.asarray(random.split(raw, 4)))
+    a, b = random.split(k)  # unpacks like a length-2 array
+    assert a.shape == () and (a == ks[0]) is not None
+    with pytest.raises(TypeError, match=r"wrap_key_data: the argument is already a typed key array"):
+        random.wrap_key_data(k)
+    with pytest.raises(ValueError, match=r"unknown PRNG implementation 'rbg'"):
+        random.key(0, impl="rbg")
+
+
+SAMPLERS = [
+    lambda k: random.uniform(k, (3,)), lambda k: random.normal(k, (2, 2)), lambda k: random.bits(k, (3,)),
+    lambda k: random.randint(k, (3,), 0, 10), lambda k: random.bernoulli(k, 0.3, (4,)),
+    lambda k: random.categorical(k, jnp.zeros(5), shape=(3,)), lambda k: random.permutation(k, 6),
+    lambda k: random.choice(k, 10, (3,), replace=False), lambda k: random.gamma(k, 2.0, (3,)),
+    lambda k: random.beta(k, 2.0, 3.0, (2,)), lambda k: random.dirichlet(k, jnp.ones(3)),
+    lambda k: random.truncated_normal(k, -1.0, 1.0, (3,)), lambda k: random.gumbel(k, (3,)),
+    lambda k: random.multivariate_normal(k, jnp.zeros(2), jnp.eye(2)), lambda k: random.orthogonal(k, 3),
+    lambda k: random.rademacher(k, (3,)), lambda k: random.t(k, 3.0, (2,)), lambda k: random.poisson(k, 4.0, (3,)),
+    lambda k: random.binomial(k, 10.0, 0.3, (3,)), lambda k: random.ball(k, 2, shape=(2,)),
+    lambda k: random.multinomial(k, 5.0, jnp.array([0.5, 0.5])), lambda k: random.laplace(k, (2,)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(SAMPLERS)))
+def test_every_sampler_gives_the_same_bits_for_key_and_prngkey(i):
+    typed, raw = SAMPLERS[i](random.key(3)), SAMPLERS[i](random.PRNGKey(3))
+    np.testing.assert_array_equal(np.asarray(typed), np.asarray(raw))
+
+
+def test_shape_operations_act_on_key_axes():
+    ks = random.split(random.key(0), 6)
+    data = _words(ks)
+    grid = ks.reshape(2, 3)
+    assert grid.shape == (2, 3) and jnp.reshape(ks, (3, -1)).shape == (3, 2)
+    np.testing.assert_array_equal(_words(grid), data.reshape(2, 3, 2))
+    np.testing.assert_array_equal(_words(grid[1, ::2]), data.reshape(2, 3, 2)[1, ::2])
+    np.testing.assert_array_equal(_words(grid[..., 0]), data.reshape(2, 3, 2)[:, 0])
+    np.testing.assert_array_equal(_words(grid.T), data.reshape(2, 3, 2).transpose(1, 0, 2))
+    assert grid.ravel().shape == (6,) and grid[None].squeeze().shape == (2, 3)
+    cat = jnp.concatenate([ks[:2], ks[4:]])
+    np.testing.assert_array_equal(_words(cat), np.concatenate([data[:2], data[4:]]))
+    assert jnp.concatenate([grid, grid], axis=1).shape == (2, 6)
+    st = jnp.stack([ks[0], ks[5]])
+    np.testing.assert_array_equal(_words(st), data[[0, 5]])
+    assert jnp.stack([ks, ks], axis=1).shape == (6, 2)
+    np.testing.assert_array_equal(np.asarray(ks == ks), [True] * 6)
+    assert not bool(ks[0] == ks[1]) and bool(ks[0] != ks[1])
+    with pytest.raises(TypeError, match=r"cannot mix PRNG key arrays with other arrays"):
+        jnp.concatenate([ks, jnp.zeros((2, 2), jnp.uint32)])
+
+
+@pytest.mark.parametrize("expr", ["k + 1", "1 + k", "k * k", "-k", "k < k", "k // 2", "k.astype(jnp.uint32)",
+                                  "float(k)"])
+def test_arithmetic_on_keys_raises_type_error(expr):
+    k = random.key(0)
+    with pytest.raises(TypeError, match=r"not defined on PRNG key arrays \(dtype key<fry>, shape \(\)\).*key_data"):
+        eval(expr)
+
+
+def test_keys_are_not_numpy_arrays():
+    k = random.key(0)
+    with pytest.raises(TypeError, match=r"no NumPy form; use np.asarray\(random.key_data\(keys\)\)"):
+        np.asarray(k)
+    with pytest.raises(TypeError):
+        jnp.add(k, 1)
+    with pytest.raises(ValueError, match=r"normal accepts a single key, but was given a key array of shape \(3,\)"):
+        random.normal(random.split(k, 3))
+
+
+def test_typed_keys_through_jit_vmap_scan_cond_pmap_and_pytrees():
+    k = random.key(1)
+    raw = random.PRNGKey(1)
+
+    @core.jit
+    def step(key):
+        key, sub = random.split(key)
+        return key, random.normal(sub, (2,))
+
+    new_key, x = step(k)
+    assert new_key.shape == () and str(new_key.dtype) == "key<fry>"
+    raw_key, raw_x = step(raw)
+    np.testing.assert_array_equal(_words(new_key), np.asarray(raw_key))
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(raw_x))
+    # vmap over a batch of keys, with keys as outputs too
+    keys = random.split(k, 3)
+    out_keys, xs = core.vmap(step)(keys)
+    assert out_keys.shape == (3,) and xs.shape == (3, 2)
+    for i in range(3):
+        np.testing.assert_array_equal(np.asarray(xs[i]), np.asarray(step(keys[i])[1]))
+    # scan with a key carry, and keys as xs
+    key_out, ys = lax.scan(lambda c, _: step(c), k, None, length=3)
+    loop_key, loop_ys = k, []
+    for _ in range(3):
+        loop_key, y = step(loop_key)
+        loop_ys.append(np.asarray(y))
+    np.testing.assert_array_equal(np.asarray(ys), np.stack(loop_ys))
+    np.testing.assert_array_equal(_words(key_out), _words(loop_key))
+    _, us = lax.scan(lambda c, kk: (c, random.uniform(kk)), 0.0, keys)
+    np.testing.assert_array_equal(np.asarray(us), [float(random.uniform(keys[i])) for i in range(3)])
+    # cond returning keys from both branches
+    chosen = lax.cond(False, lambda kk: random.split(kk)[0], lambda kk: random.fold_in(kk, 2), k)
+    np.testing.assert_array_equal(_words(chosen), _words(random.fold_in(k, 2)))
+    # pmap over one key per device
+    n = core.device_count()
+    per_device = core.pmap(lambda kk: random.normal(kk, (2,)))(random.split(k, n))
+    np.testing.assert_array_equal(np.asarray(per_device[0]), np.asarray(random.normal(random.split(k, n)[0], (2,))))
+    # pytrees: keys inside containers pass through tree_map and jit
+    tree = {"a": k, "b": [keys, jnp.ones(2)]}
+    back = core.jit(lambda t: t)(tree)
+    assert back["a"].shape == () and back["b"][0].shape == (3,)
+    assert [leaf.shape for leaf in tree_leaves(tree)] == [(2,), (3, 2), (2,)]  # data leaves (docs/design.md)
+    assert tree_map(lambda x: x, tree)["b"][0].dtype == k.dtype
+
+
+def test_key_reuse_checker_sees_typed_keys():
+    core.config.update("debug_key_reuse", True)
+    try:
+        k = random.key(0)
+        random.normal(k)
+        with pytest.raises(KeyReuseError):
+            random.uniform(k)
+        ks = random.split(random.key(1), 2)
+        random.normal(ks[0])
+        with pytest.raises(KeyReuseError):
+            random.normal(ks[0])
+        random.normal(ks[1])  # the other key is fresh
+
+        @core.jit
+        def twice(key):
+            return random.normal(key) + random.normal(key)
+
+        with pytest.raises(KeyReuseError):
+            twice(random.key(2))
+        k3 = random.key(3)
+        c = random.clone(k3)
+        assert c.dtype == k3.dtype
+        random.normal(k3)
+        random.normal(c)  # an intended reuse
+    finally:
+        core.config.update("debug_key_reuse", False)
+
+
+PROGRAM = '''
+import jax
+import jax.numpy as jnp
+from jax import random
+
+
+def init(key, sizes):
+    keys = random.split(key, len(sizes) - 1)
+    return [random.normal(k, (m, n)) / jnp.sqrt(m) for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
+
+
+@jax.jit
+def perturb(key, params):
+    keys = random.split(key, len(params))
+    return [p + 0.01 * random.normal(k, p.shape) for k, p in zip(keys, params)]
+
+
+def run(seed):
+    key = random.key(seed)
+    key, init_key = random.split(key)
+    params = init(init_key, [3, 4, 2])
+
+    def body(carry, step_key):
+        params = perturb(step_key, carry)
+        return params, random.poisson(random.fold_in(step_key, 1), 3.0, (2,))
+
+    params, counts = jax.lax.scan(body, params, random.split(key, 4))
+    batch = jax.vmap(lambda k: random.uniform(k, (2,)))(random.split(random.fold_in(key, 7), 3))
+    both = jnp.concatenate([random.split(key, 2), random.split(init_key, 1)])
+    return params, counts, batch, random.key_data(both), jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
+'''
+
+
+def rewrite_imports(source):
+    source = re.sub(r"^from jax import random$", "from core import random", source, flags=re.M)
+    source = re.sub(r"^import jax\.numpy as jnp$", "import core.numpy as jnp", source, flags=re.M)
+    return re.sub(r"^import jax$", "import core as jax", source, flags=re.M)
+
+
+# run(5) under jax 0.10.2 with jax_threefry_partitionable=False
+JAX_RUN_5 = {
+    "w0": [[0.16356904804706573, -0.19827386736869812, -0.5465285181999207, 0.12838789820671082],
+           [0.048319898545742035, 0.32271942496299744, 0.8472342491149902, 0.48352161049842834],
+           [-0.9293123483657837, 0.46355652809143066, 0.590995728969574, -0.2971791923046112]],
+    "w1": [[-0.5871294736862183, 0.33497682213783264], [0.38155630230903625, -0.6629254817962646],
+           [-0.4762565493583679, 0.8437460660934448], [0.29378747940063477, 0.40086787939071655]],
+    "counts": [[4, 1], [3, 3], [3, 1], [3, 3]],
+    "batch": [[0.2424238920211792, 0.985725998878479], [0.15712642669677734, 0.03200984001159668],
+              [0.7050164937973022, 0.7629110813140869]],
+    "words": [[2515626613, 1405579907], [3718552407, 3488017191], [1755886010, 2064357722]],
+}
+
+
+def test_jax_style_program_with_typed_keys_matches_jax():
+    namespace = {}
+    exec(compile(rewrite_imports(PROGRAM), "<jax-style random program>", "exec"), namespace)
+    (w0, w1), counts, batch, words, is_key = namespace["run"](5)
+    assert bool(is_key)
+    np.testing.assert_allclose(np.asarray(w0), JAX_RUN_5["w0"], rtol=2e-6)
+    np.testing.assert_allclose(np.asarray(w1), JAX_RUN_5["w1"], rtol=2e-6)
+    np.testing.assert_array_equal(np.asarray(counts), JAX_RUN_5["counts"])
+    np.testing.assert_array_equal(np.asarray(batch), JAX_RUN_5["batch"])
+    np.testing.assert_array_equal(np.asarray(words), JAX_RUN_5["words"])
