@@ -1,2 +1,3 @@
 """`core.scipy`: SciPy-style functions over purenn's primitives, as `jax.scipy` is over JAX's."""
 from . import special  # noqa: F401
+from . import linalg  # noqa: F401
