@@ -272,6 +272,80 @@ def test_expm_beyond_max_squarings_is_nan():
     np.testing.assert_allclose(np.asarray(out), np.diag(np.exp([20.0, 10.0])), rtol=1e-13)
 
 
+# ----- Schur, sqrtm, logm ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("output", ["real", "complex"])
+def test_schur_matches_scipy(rng, output):
+    a = rng.standard_normal((4, 4))
+    t, z = csl.schur(a, output=output)
+    et, ez = sl.schur(a, output=output)
+    assert np.asarray(t).dtype == et.dtype
+    close(t, et)  # the same LAPACK routine: the same factors
+    close(z, ez)
+    close(np.asarray(z) @ np.asarray(t) @ np.conj(np.asarray(z).T), a)
+
+
+def test_schur_batch_vmap_and_failure_modes(rng):
+    a = rng.standard_normal((3, 3, 3))
+    t, z = csl.schur(a)
+    tv, zv = core.vmap(csl.schur)(a)
+    for i in range(3):
+        et, ez = sl.schur(a[i])
+        close(t[i], et)
+        close(tv[i], et)
+        close(zv[i], ez)
+    with pytest.raises(ValueError, match="schur: `output` must be 'real' or 'complex'; got 'quasi'"):
+        csl.schur(a, output="quasi")
+    # no derivative, as in JAX
+    with pytest.raises(NotImplementedError, match=re.escape("schur has no derivative (as in JAX); functions built "
+                                                            "on it (scipy.linalg.sqrtm, logm) cannot be")):
+        core.grad(lambda a: jnp.sum(jnp.abs(csl.sqrtm(a))))(a[0])
+
+
+# well conditioned, ill-scaled, complex, non-normal; the last two have negative real eigenvalues
+MATRIX_FUNCTION_CASES = {
+    "general": lambda rng: rng.standard_normal((4, 4)) + 2 * np.eye(4),
+    "shifted": lambda rng: rng.standard_normal((5, 5)) + 5 * np.eye(5),
+    "complex": lambda rng: rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)),
+    "large": lambda rng: 100 * rng.standard_normal((3, 3)) + 300 * np.eye(3),
+    "non_normal": lambda rng: np.array([[1.0, 1e3], [0.0, 2.0]]),
+    "negative": lambda rng: -np.eye(2) + np.triu(np.ones((2, 2)), 1),
+    "random": lambda rng: rng.standard_normal((4, 4)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MATRIX_FUNCTION_CASES))
+def test_sqrtm_and_logm_match_scipy(rng, case):
+    a = MATRIX_FUNCTION_CASES[case](rng)
+    root, log = np.asarray(csl.sqrtm(a)), np.asarray(csl.logm(a))
+    assert root.dtype == np.complex128 and log.dtype == np.complex128  # always complex, as JAX's sqrtm
+    scale = np.abs(a).max()
+    close(root @ root / scale, a / scale, 1e-12)
+    close(sl.expm(log) / scale, a / scale, 1e-12)
+    eigenvalues = np.linalg.eigvals(a)
+    if np.any((np.abs(eigenvalues.imag) < 1e-9) & (eigenvalues.real < 0)):
+        # no principal root or logarithm (an eigenvalue on the branch cut): SciPy's choice of
+        # +-i for it comes from the sign of a zero, so only the defining identities are checked
+        return
+    expected_root, expected_log = sl.sqrtm(a), sl.logm(a)
+    close(root / np.abs(expected_root).max(), expected_root / np.abs(expected_root).max(), 1e-12)
+    close(log / np.abs(expected_log).max(), expected_log / np.abs(expected_log).max(), 1e-12)
+
+
+def test_matrix_functions_float32_batch_and_jit(rng):
+    a = (rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)).astype(np.float32)
+    root = csl.sqrtm(a)
+    log = core.jit(csl.logm)(a)
+    assert root.dtype == np.complex64 and log.dtype == np.complex64
+    for i in range(2):
+        np.testing.assert_allclose(np.asarray(root[i]), sl.sqrtm(a[i].astype(np.float64)), atol=2e-5)
+        np.testing.assert_allclose(np.asarray(log[i]), sl.logm(a[i].astype(np.float64)), atol=2e-5)
+    close(core.jit(csl.sqrtm)(a.astype(np.float64)), csl.sqrtm(a.astype(np.float64)), 1e-13)
+    assert np.isnan(np.asarray(csl.logm(np.zeros((2, 2))))).all()  # a singular matrix has no logarithm
+    with pytest.raises(NotImplementedError, match="sqrtm: only blocksize=1 is implemented"):
+        csl.sqrtm(np.eye(2), blocksize=2)
+
+
 # ----- building matrices --------------------------------------------------------------------------
 
 def test_block_diag_matches_scipy():
@@ -362,6 +436,7 @@ JIT_CASES = {
     "expm": (csl.expm, "gen"),
     "block_diag": (lambda a, b: csl.block_diag(a, b), "gen", "vec"),
     "toeplitz": (csl.toeplitz, "vec", "vec"),
+    "schur": (csl.schur, "gen"),
 }
 
 

@@ -6,7 +6,7 @@ accepted and ignored. Where JAX and SciPy differ we do as JAX: no LinAlgError (a
 indefinite matrix gives inf/NaN), factors come back clean (`cho_factor` zeroes the unused
 triangle), `sqrtm` is always complex, and leading dimensions are a batch. Derivatives come from the
 primitives' rules (cholesky, lu, qr, eigh, svd, triangular_solve) and from `lax` control flow
-(`expm`); `solve(..., assume_a="pos")` has its own rule so that the gradient with respect to `a`
+(`expm`); `schur`, and so `sqrtm` and `logm`, have none (as in JAX); `solve(..., assume_a="pos")` has its own rule so that the gradient with respect to `a`
 is that of the full matrix, as with JAX's `custom_linear_solve`.
 """
 import functools
@@ -22,7 +22,7 @@ from ..numpy import linalg as jnp_linalg
 from ..numpy._util import broadcast_shapes, check_arraylike, promote_dtypes, promote_dtypes_inexact
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor", "lu_solve", "qr",
-           "svd", "eigh", "inv", "det", "solve", "expm", "block_diag", "toeplitz"]
+           "svd", "eigh", "schur", "inv", "det", "solve", "expm", "sqrtm", "logm", "block_diag", "toeplitz"]
 
 
 # ----- helpers ------------------------------------------------------------------------------------
@@ -519,6 +519,120 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     if A.ndim > 2:
         fn = jnp.vectorize(fn, signature="(n,n)->(n,n)")
     return fn(A)
+
+
+def schur(a, output="real"):
+    """The Schur decomposition `(t, z)` with `a == z @ t @ z^H`, as `scipy.linalg.schur`: z is
+    unitary; t is upper triangular for `output="complex"` (a real input is cast to complex first)
+    and quasi-upper triangular (2x2 blocks for complex eigenvalue pairs) for "real" and real input.
+    LAPACK gees (CPU); not differentiable, as in JAX.
+
+    Example:
+        >>> t, z = core.scipy.linalg.schur(jnp.array([[1.0, 2.0], [0.0, 3.0]]))
+        >>> t
+        Array([[1., 2.],
+               [0., 3.]], dtype=float32)
+    """
+    if output not in ("real", "complex"):
+        raise ValueError(f"schur: `output` must be 'real' or 'complex'; got {output!r}.")
+    (a,) = _inexact("schur", a)
+    _check_square("schur", a)
+    if output == "complex" and not dtypes.is_complex(a.dtype):
+        a = a.astype(jnp.result_type(a.dtype, np.complex64))
+    return tuple(lax_linalg.schur(a))
+
+
+def _complex_schur(name, a):
+    (a,) = _inexact(name, a)
+    _check_square(name, a, "A")
+    if not dtypes.is_complex(a.dtype):
+        a = a.astype(jnp.result_type(a.dtype, np.complex64))
+    t, z = lax_linalg.schur(a)
+    return t, z
+
+
+def _sqrtm_triu(t):
+    """The principal square root r of upper triangular (n, n) `t` (Bjorck and Hammarling 1983):
+    r_ii = sqrt(t_ii), then superdiagonal by superdiagonal, r_ij = (t_ij - sum_{i<k<j} r_ik r_kj) /
+    (r_ii + r_jj). The sum for a whole superdiagonal is one product of the strictly upper part
+    computed so far with itself (entries beyond the current superdiagonal are still zero)."""
+    n = t.shape[-1]
+    root = jnp.sqrt(jnp.diagonal(t))
+    rows, cols = np.indices((n, n))
+    strictly_upper = jnp.asarray(cols > rows)
+    denominator = root[:, None] + root[None, :]
+
+    def superdiagonal(k, r):
+        upper = jnp.where(strictly_upper, r, 0)
+        rest = t - upper @ upper
+        value = jnp.where(rest == 0, 0, rest / denominator)  # 0/0 (a repeated zero eigenvalue) is 0
+        return jnp.where(jnp.asarray(cols - rows) == k, value, r)
+
+    return lax.fori_loop(1, n, superdiagonal, jnp.diag(root))
+
+
+def sqrtm(A, blocksize=1):
+    """The principal matrix square root, as `scipy.linalg.sqrtm` by the complex Schur method (as
+    JAX): `X @ X == A`. As in JAX the result is always complex. Leading dimensions are a batch.
+
+    Example:
+        >>> core.scipy.linalg.sqrtm(jnp.array([[4.0, 0.0], [0.0, 9.0]]))
+        Array([[2.+0.j, 0.+0.j],
+               [0.+0.j, 3.+0.j]], dtype=complex64)
+    """
+    if blocksize != 1:
+        raise NotImplementedError(f"sqrtm: only blocksize=1 is implemented; got blocksize={blocksize!r}.")
+    t, z = _complex_schur("sqrtm", A)
+    if t.shape[-1] == 0:
+        return t
+    r = jnp.vectorize(_sqrtm_triu, signature="(n,n)->(n,n)")(t)
+    return z @ r @ _mH(z)
+
+
+# log(1 + x) = integral over s in [0, 1] of x / (1 + s x): an 8-point Gauss-Legendre rule is the
+# [8/8] Pade approximant, accurate to far below float64 roundoff while |x| <= 1/4
+_LOG_NODES, _LOG_WEIGHTS = np.polynomial.legendre.leggauss(8)
+_LOG_NODES, _LOG_WEIGHTS = (_LOG_NODES + 1) / 2, _LOG_WEIGHTS / 2
+_LOG_THETA = 0.25
+_LOG_MAX_ROOTS = 64
+
+
+def _logm_triu(t):
+    """The principal logarithm of upper triangular `t` by inverse scaling and squaring: take square
+    roots until the 1-norm of t - I is at most 1/4, evaluate log(I + x) by the quadrature above
+    (each node one triangular solve), and scale by 2^roots."""
+    n = t.shape[-1]
+    eye = jnp.eye(n, dtype=t.dtype)
+
+    def far(carry):
+        roots, t = carry
+        return (jnp.max(jnp.sum(jnp.abs(t - eye), axis=0)) > _LOG_THETA) & (roots < _LOG_MAX_ROOTS)
+
+    roots, t = lax.while_loop(far, lambda c: (c[0] + 1, _sqrtm_triu(c[1])), (jnp.zeros((), np.int32), t))
+    x = t - eye
+    log = sum(float(w) * solve_triangular(eye + float(s) * x, x) for s, w in zip(_LOG_NODES, _LOG_WEIGHTS))
+    log = log * (2.0 ** roots).astype(log.dtype)
+    # a singular matrix has no logarithm
+    return jnp.where(jnp.any(jnp.diagonal(t) == 0), jnp.full_like(log, np.nan), log)
+
+
+def logm(A, disp=True):
+    """The principal matrix logarithm, as `scipy.linalg.logm`, by the complex Schur form and
+    inverse scaling and squaring: `expm(logm(A)) == A` for A with no eigenvalues on the closed
+    negative real axis. Like `sqrtm` the result is always complex; a singular A gives NaN.
+    `disp` is accepted (there is no error estimate to print). Leading dimensions are a batch.
+
+    Example:
+        >>> jnp.round(core.scipy.linalg.logm(jnp.array([[1.0, 1.0], [0.0, 1.0]])), 5)
+        Array([[0.+0.j, 1.+0.j],
+               [0.+0.j, 0.+0.j]], dtype=complex64)
+    """
+    del disp
+    t, z = _complex_schur("logm", A)
+    if t.shape[-1] == 0:
+        return t
+    r = jnp.vectorize(_logm_triu, signature="(n,n)->(n,n)")(t)
+    return z @ r @ _mH(z)
 
 
 # ----- building matrices ---------------------------------------------------------------------------
