@@ -387,6 +387,8 @@ GRADIENT_CASES = {
     "lu_solve": (lambda a, b: csl.lu_solve(csl.lu_factor(a + 4 * jnp.eye(3)), b, trans=2), [(3, 3), (3, 2)]),
     "qr": (lambda a: csl.qr(a, mode="economic"), [(4, 3)]),
     "eigh": (lambda a: csl.eigh(_sym(a) + jnp.diag(jnp.array([0.0, 3.0, 6.0])), eigvals_only=True), [(3, 3)]),
+    "eigh_generalized": (lambda a, b: csl.eigh(_sym(a) + jnp.diag(jnp.array([0.0, 3.0, 6.0])),
+                                               _sym(b) + 4 * jnp.eye(3), eigvals_only=True), [(3, 3), (3, 3)]),
     "svd": (lambda a: csl.svd(a + jnp.diag(jnp.array([0.0, 3.0, 6.0])), compute_uv=False), [(3, 3)]),
     "inv": (lambda a: csl.inv(a + 4 * jnp.eye(3)), [(3, 3)]),
     "det": (csl.det, [(3, 3)]),
@@ -475,7 +477,7 @@ def kalman_like(a, q, h, r, y):
     w = jsl.eigh(p, eigvals_only=True)
     t = jsl.toeplitz(jnp.array([1.0, 0.5, 0.25]))
     blocks = jsl.block_diag(t, jnp.array([[2.0]]))
-    return gain, logdet, innovation, back, w, blocks, jsl.det(p), jsl.inv(s)
+    return gain, logdet, innovation, back, w, blocks, jsl.det(p), jsl.inv(s), jsl.sqrtm(p), jsl.logm(s)
 
 
 grad_logdet = jax.grad(lambda a, q, h, r: jnp.linalg.slogdet(jsl.solve(
@@ -499,7 +501,7 @@ def test_jax_style_program_matches_scipy(rng):
     h = rng.standard_normal((k, n))
     r = _spd(rng, k)
     y = rng.standard_normal(k)
-    gain, logdet, innovation, back, w, blocks, det_p, inv_s = namespace["kalman_like"](a, q, h, r, y)
+    gain, logdet, innovation, back, w, blocks, det_p, inv_s, root_p, log_s = namespace["kalman_like"](a, q, h, r, y)
 
     f = sl.expm(0.1 * a)
     p = f @ q @ f.T + np.eye(n)
@@ -514,6 +516,8 @@ def test_jax_style_program_matches_scipy(rng):
     close(blocks, sl.block_diag(sl.toeplitz([1.0, 0.5, 0.25]), [[2.0]]))
     close(det_p, sl.det(p), 1e-9)
     close(inv_s, sl.inv(s), 1e-9)
+    close(root_p, sl.sqrtm(p), 1e-9)
+    close(log_s, sl.logm(s), 1e-9)
 
     # d/da of log det(s(a)^-1), s(a) = h expm(0.1 a) q expm(0.1 a)^T h^T + r, by central differences
     def oracle(a):
