@@ -1,7 +1,7 @@
 """vmap of the sorting, fft, linalg and PRNG primitives against loops over examples.
 
 Primitives covered (named for the registry test): sort_p, top_k_p, fft_p, cholesky_p, lu_p, qr_p,
-eigh_p, svd_p, triangular_solve_p, threefry2x32_p, mul_add_p, random_consume_p, random_clone_p. Every `tu.check_vmap` call runs batch
+eigh_p, svd_p, triangular_solve_p, schur_p, threefry2x32_p, mul_add_p, random_consume_p, random_clone_p. Every `tu.check_vmap` call runs batch
 sizes 10 and 0 with the batch axis at every position of every operand. The factors of qr, eigh and
 svd are unique only up to signs, so they are checked per example by their defining identities
 (reconstruction, orthonormality) rather than compared with a loop.
@@ -114,6 +114,12 @@ def test_triangular_solve_folding_keeps_a_unbatched(rng):
 @pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
 def test_eigh_eigenvalues(rng, shape):
     tu.check_vmap(lambda x: lax_linalg.eigh(x)[1], [_spd(rng, (10,) + shape)], **TOL)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_schur(rng, shape):
+    # LAPACK's Schur factors are a deterministic function of each matrix: equal to the loop's
+    tu.check_vmap(lax_linalg.schur, [_f32(rng, (10,) + shape)], **TOL)
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (3, 5)])

@@ -1,4 +1,4 @@
-"""Linear-algebra primitives (JAX's `lax.linalg`): cholesky, lu, qr, eigh, svd, triangular_solve.
+"""Linear-algebra primitives (JAX's `lax.linalg`): cholesky, lu, qr, eigh, svd, triangular_solve, schur.
 
 Each lowers to jaxlib's CPU LAPACK kernels, called as typed-FFI custom calls
 (`core/runtime/custom_calls.py` registers them on first use). The contract every block shares:
@@ -15,7 +15,7 @@ Each lowers to jaxlib's CPU LAPACK kernels, called as typed-FFI custom calls
   it differentiates again), and triangular_solve, linear in b, a transpose rule. cholesky and
   eigh differentiate along the Hermitian part of the tangent; lu's pivots and permutation carry
   no tangent; qr with full_matrices and more rows than columns, and svd with full_matrices and
-  a rectangular input, raise NotImplementedError as in JAX.
+  a rectangular input, raise NotImplementedError as in JAX. schur has no derivative (as in JAX).
 
 Supported dtypes: float32, float64 (with x64), complex64, complex128.
 """
@@ -29,7 +29,7 @@ from ..runtime import custom_calls
 from ..interpreters import ad, batching
 from ._base import FLOAT_OR_COMPLEX, aval_of, check_dtype_accepted, defjvp2, standard_primitive
 
-__all__ = ["cholesky", "lu", "qr", "eigh", "svd", "triangular_solve", "symmetrize"]
+__all__ = ["cholesky", "lu", "qr", "eigh", "svd", "triangular_solve", "schur", "symmetrize"]
 
 
 # ----- helpers shared by the lowerings ------------------------------------------------------------
@@ -885,3 +885,63 @@ def _triangular_solve_batch_rule(vals, dims, **params):
 
 
 batching.batching_rules[triangular_solve_p] = _triangular_solve_batch_rule
+
+
+# ----- schur ------------------------------------------------------------------------------------
+
+def schur(x, *, compute_schur_vectors=True):
+    """The Schur decomposition of square matrices: `(t, q)` with `x == q @ t @ q^H`, q unitary and
+    t upper triangular (complex input) or quasi-upper triangular with 2x2 blocks for complex
+    eigenvalue pairs (real input); just `(t,)` without `compute_schur_vectors`. LAPACK gees, CPU
+    only; a failed decomposition gives NaN. No derivative, as in JAX.
+    Example: `t, q = lax.linalg.schur(jnp.array([[1., 2.], [0., 3.]]))`; `t` is the input here.
+    """
+    return schur_p.bind(x, compute_schur_vectors=bool(compute_schur_vectors))
+
+
+def _schur_shape_rule(x, *, compute_schur_vectors):
+    _check_matrix("schur", x)
+    return (x.shape, x.shape) if compute_schur_vectors else (x.shape,)
+
+
+def _schur_dtype_rule(x, *, compute_schur_vectors):
+    check_dtype_accepted("schur", x.dtype, FLOAT_OR_COMPLEX)
+    return (x.dtype, x.dtype) if compute_schur_vectors else (x.dtype,)
+
+
+def _schur_lowering(ctx, x, *, compute_schur_vectors):
+    b, aval = ctx.b, ctx.avals_in[0]
+    if aval.size == 0:
+        return [lowering.full_like(b, 0, out) for out in ctx.avals_out]
+    target = custom_calls.lapack_target("gees", aval.dtype, "schur")
+    batch = aval.shape[:-2]
+    info_aval = ShapedArray(batch, np.int32)
+    eig_aval = ShapedArray(aval.shape[:-1], aval.dtype)
+    # gees returns the eigenvalues (real and imaginary parts for real input) and the count of
+    # selected ones besides the factors; we use only the factors and info
+    eigs = [eig_aval, eig_aval] if not dtypes.is_complex(aval.dtype) else [eig_aval]
+    results = [aval, aval] + eigs + [info_aval, info_aval]
+    layouts = ([_layout(aval.ndim)] * 2 + [_layout(eig_aval.ndim, False)] * len(eigs)
+               + [_layout(len(batch), False)] * 2)
+    outs = _custom_call(b, target, [x], results, {"mode": _char("V" if compute_schur_vectors else "N"),
+                                                  "sort": _char("N")}, [_layout(aval.ndim)], layouts)
+    info = outs[-1]
+    factors = [_nan_where_failed(b, info, batch, outs[0], aval)]
+    if compute_schur_vectors:
+        factors.append(_nan_where_failed(b, info, batch, outs[1], aval))
+    return factors
+
+
+schur_p = standard_primitive("schur", _schur_shape_rule, _schur_dtype_rule, multiple_results=True)
+lowering.register(schur_p, _schur_lowering)
+batching.batching_rules[schur_p] = _leading_batch_rule(schur_p)
+
+
+def _schur_jvp(primals, tangents, **_):
+    # JAX defines no derivative of the Schur factors either (they are not smooth where eigenvalues
+    # cross); say so instead of silently giving zero tangents
+    raise NotImplementedError("schur has no derivative (as in JAX); functions built on it (scipy.linalg.sqrtm, "
+                              "logm) cannot be differentiated.")
+
+
+ad.jvp_rules[schur_p] = _schur_jvp
