@@ -108,6 +108,10 @@ class Config:
                                        "the least recently used entries go first."),
         "debug_key_reuse": (lambda: _env_bool("DEBUG_KEY_REUSE", False),
                             "Raise errors.KeyReuseError when a PRNG key is consumed twice (core/key_reuse.py)."),
+        "threefry_partitionable": (lambda: _env_bool("THREEFRY_PARTITIONABLE", False),
+                                   "Derive random bits as JAX's newer scheme (one 64-bit counter per "
+                                   "element, jax 0.10's default), so `core.random` gives jax's current "
+                                   "values; off: JAX's classic scheme (our default)."),
         "platforms": (lambda: (os.environ.get("PURENN_PLATFORMS") or os.environ.get("PURENN_PLATFORM")
                                     or os.environ.get("JAX_PLATFORMS") or None),
                       "Comma-separated platforms to use, as JAX's `jax_platforms` ('cpu', 'cuda' or 'gpu'; "
@@ -250,7 +254,7 @@ class Config:
                 # it is this thread's value, so the key is cached only while no thread overrides it
                 key = (self._values["enable_x64"], self._values["numpy_rank_promotion"],
                        self._values["numpy_dtype_promotion"], self.check_tracer_leaks,
-                       self._values["debug_key_reuse"])
+                       self._values["debug_key_reuse"], self._values["threefry_partitionable"])
                 if not self._active_overrides:
                     self._trace_key = key
         return key
