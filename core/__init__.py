@@ -33,6 +33,7 @@ from . import nn  # noqa: F401  (jax.nn; after numpy, lax, random and scipy, whi
 from . import per_example  # noqa: F401
 from . import distributed  # noqa: F401
 from . import profiler  # noqa: F401
+from . import image  # noqa: F401
 from . import tree  # noqa: F401  (jax.tree: core.tree.map, leaves, ...)
 from . import flatten_util  # noqa: F401
 from . import ops  # noqa: F401  (segment_sum, segment_max, ...)
