@@ -32,6 +32,8 @@ from . import scipy  # noqa: F401
 from . import nn  # noqa: F401  (jax.nn; after numpy, lax, random and scipy, which it uses)
 from . import per_example  # noqa: F401
 from . import distributed  # noqa: F401
+from . import profiler  # noqa: F401
+from . import image  # noqa: F401
 from . import tree  # noqa: F401  (jax.tree: core.tree.map, leaves, ...)
 from . import flatten_util  # noqa: F401
 from . import ops  # noqa: F401  (segment_sum, segment_max, ...)

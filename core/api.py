@@ -621,6 +621,19 @@ class Lowered:
         """The StableHLO module, as text."""
         return self._module()[0]
 
+    def cost_analysis(self):
+        """XLA's cost estimates of the program as lowered (before XLA optimizes it), as JAX's
+        `Lowered.cost_analysis()`: a dict with 'flops', 'bytes accessed' (all operands and
+        results), 'bytes accessed<i>{}' per operand, 'bytes accessedout{}' and more. Nothing is
+        compiled. `compile().cost_analysis()` gives the estimates of the optimized program.
+
+        Example:
+            >>> lowered = jit(lambda a, b: a @ b).lower(jnp.ones((4, 5)), jnp.ones((5, 6)))
+            >>> lowered.cost_analysis()["flops"]  # 2 * 4 * 5 * 6
+            240.0
+        """
+        return _executable.module_cost_analysis(self.as_text())
+
     def compile(self):
         text, callbacks = self._module()
         device = self._jitted.device
@@ -652,7 +665,34 @@ class Compiled:
         return tree_unflatten(self._out_tree, [Array(b, a) for b, a in zip(outs, self._exe.out_avals, strict=True)])
 
     def memory_stats(self):
+        """Same as `memory_analysis()` (purenn's older name)."""
         return self._exe.memory_stats()
+
+    def memory_analysis(self):
+        """XLA's memory analysis of the compiled program, as JAX's `Compiled.memory_analysis()`:
+        jaxlib's `CompiledMemoryStats`, with the bytes of the arguments (`argument_size_in_bytes`),
+        the outputs (`output_size_in_bytes`), the temporaries (`temp_size_in_bytes`), outputs that
+        alias donated arguments (`alias_size_in_bytes`), the generated code, and their host-memory
+        counterparts.
+
+        Example:
+            >>> compiled = jit(lambda a: a * 2.0).lower(jnp.ones((4, 5))).compile()
+            >>> compiled.memory_analysis().argument_size_in_bytes  # 20 float32s
+            80
+        """
+        return self._exe.memory_stats()
+
+    def cost_analysis(self):
+        """XLA's cost estimates of the compiled (optimized) program, as JAX's
+        `Compiled.cost_analysis()`: a dict with 'flops', 'bytes accessed', 'bytes accessed<i>{}'
+        per operand, 'bytes accessedout{}', 'utilization<i>{}' and more, as XLA reports them.
+
+        Example:
+            >>> compiled = jit(lambda a, b: a @ b).lower(jnp.ones((4, 5)), jnp.ones((5, 6))).compile()
+            >>> compiled.cost_analysis()["flops"]  # 2 * 4 * 5 * 6
+            240.0
+        """
+        return self._exe.cost_analysis()
 
     def as_text(self):
         return self._exe.text

@@ -116,6 +116,10 @@ class Config:
             lambda: _env_str("DEFAULT_MATMUL_PRECISION", None) or None,
             "The precision of float32 contractions (dot_general, conv) not given one: None, or one of "
             f"{list(MATMUL_PRECISION_STRINGS)} (see core.lax.Precision). No effect on CPU results."),
+        "threefry_partitionable": (lambda: _env_bool("THREEFRY_PARTITIONABLE", False),
+                                   "Derive random bits as JAX's newer scheme (one 64-bit counter per "
+                                   "element, jax 0.10's default), so `core.random` gives jax's current "
+                                   "values; off: JAX's classic scheme (our default)."),
         "platforms": (lambda: (os.environ.get("PURENN_PLATFORMS") or os.environ.get("PURENN_PLATFORM")
                                     or os.environ.get("JAX_PLATFORMS") or None),
                       "Comma-separated platforms to use, as JAX's `jax_platforms` ('cpu', 'cuda' or 'gpu'; "
@@ -261,7 +265,8 @@ class Config:
                 # it is this thread's value, so the key is cached only while no thread overrides it
                 key = (self._values["enable_x64"], self._values["numpy_rank_promotion"],
                        self._values["numpy_dtype_promotion"], self.check_tracer_leaks,
-                       self._values["debug_key_reuse"], self.default_matmul_precision)
+                       self._values["debug_key_reuse"], self.default_matmul_precision,
+                       self._values["threefry_partitionable"])
                 if not self._active_overrides:
                     self._trace_key = key
         return key

@@ -79,7 +79,7 @@ def _compile_primitive(prim, avals, params, device):
     out = prim.abstract_eval(*avals, **params)
     out_avals = tuple(out) if prim.multiple_results else (out,)
     text, callbacks = lower_to_module(
-        "eager_" + prim.name, list(avals), list(out_avals),
+        _module_name(prim, params), list(avals), list(out_avals),
         lambda f: lowering.lower_equation(f, prim, f.args, list(avals), list(out_avals), params),
         params.get("donated_invars"))
     device = device or _client.backend().default_device
@@ -88,6 +88,16 @@ def _compile_primitive(prim, avals, params, device):
     else:
         exe = _executable.compile_module(text, out_avals, device)
     return exe, out_avals
+
+
+def _module_name(prim, params):
+    """The module's name: `jit_<function>` for a jitted program (as JAX names it, and as
+    `Lowered.as_text()` does), so that profiles, compiler logs and HLO dumps name the user's
+    function; `eager_<primitive>` for one primitive."""
+    name = params.get("name")
+    if prim.name == "jit" and isinstance(name, str):
+        return "jit_" + name
+    return "eager_" + prim.name
 
 
 def lower_to_module(name, in_avals, out_avals, emit, donated=None, num_replicas=None, axis_env=None):

@@ -7,7 +7,9 @@ function takes both and gives the same numbers for `key(s)` and `PRNGKey(s)`, an
 function of its key: the same key gives the same numbers, so never use a key twice; derive fresh
 keys with `split(key)` or `fold_in(key, i)`. Bits come from the Threefry-2x32 hash
 (`core.lax.threefry2x32`) applied to counters 0, 1, 2, ... laid out as in JAX's classic scheme
-(`jax_threefry_partitionable=False`, JAX's default before it became True), and every sampler
+(`jax_threefry_partitionable=False`, JAX's default before it became True; our default), or, with
+`config.update("threefry_partitionable", True)`, as JAX's newer scheme, jax 0.10's default (one
+64-bit counter per element: `split`, `bits` and every sampler give other values), and every sampler
 transforms bits as JAX does, so that `split`, `fold_in`, `bits`, `uniform`, `normal`, `randint`,
 `bernoulli`, `categorical`, `gumbel`, `exponential`, `laplace`, `logistic`, `cauchy`,
 `truncated_normal`, `permutation`, `choice` and `rademacher` reproduce JAX's numbers exactly.
@@ -284,8 +286,26 @@ def _hash(key, count):
 
 
 def _split(key, shape):
+    if config.threefry_partitionable:
+        # JAX's `_threefry_split_foldlike`: key i is the hash of the 64-bit counter i, both words
+        y1, y2 = _hash_counters(key, shape)
+        return lax.concatenate([lax.reshape(y1, (*shape, 1)), lax.reshape(y2, (*shape, 1))], len(shape))
     n = math.prod(shape)
     return lax.reshape(_hash(key, lax.iota(_U32, 2 * n)), (*shape, 2))
+
+
+def _hash_counters(key, shape):
+    """The partitionable scheme's hash (`jax_threefry_partitionable=True`): element i (row-major)
+    of `shape` hashes the 64-bit counter i, as the pair (high word, low word) = (0, i), giving the
+    two uint32 arrays (y1, y2) of that shape. Each element depends only on its own index, which is
+    what lets an SPMD partitioner compute any slice of it locally."""
+    n = math.prod(shape)
+    if n >= 2**32:
+        raise NotImplementedError(f"random bits for arrays of {n} >= 2**32 elements (shape {shape}) with "
+                                  "threefry_partitionable on")
+    k1, k2 = _key_words(key)
+    y1, y2 = threefry2x32(k1, k2, _full((n,), 0, _U32), lax.iota(_U32, n))
+    return lax.reshape(y1, shape), lax.reshape(y2, shape)
 
 
 def split(key, num=2):
@@ -328,7 +348,10 @@ def fold_in(key, data):
 def _random_bits(key, bit_width, shape):
     """JAX's classic `_threefry_random_bits_original`: ceil(bit_width * size / 32) hashed counters;
     64-bit values join the first half (high words) with the second half (low words); 8- and 16-bit
-    values are the little-endian pieces of each 32-bit word."""
+    values are the little-endian pieces of each 32-bit word. With `threefry_partitionable` on,
+    JAX's `_threefry_random_bits_partitionable` instead (`_random_bits_partitionable`)."""
+    if config.threefry_partitionable:
+        return _random_bits_partitionable(key, bit_width, shape)
     size = math.prod(shape)
     max_count = -(-bit_width * size // 32)
     if max_count >= 2**32 - 1:
@@ -348,6 +371,17 @@ def _random_bits(key, bit_width, shape):
         parts = lax.reshape(lax.transpose(parts, (1, 0)), (max_count * per_word,))
         bits = lax.slice(lax.convert_element_type(parts, dtype), (0,), (size,))
     return lax.reshape(bits, shape)
+
+
+def _random_bits_partitionable(key, bit_width, shape):
+    """One hash per element (`_hash_counters`): 64-bit values are (y1 << 32) | y2, narrower ones the
+    low bits of y1 ^ y2."""
+    y1, y2 = _hash_counters(key, shape)
+    dtype = _UINT_DTYPES[bit_width]
+    if bit_width == 64:
+        hi, lo = lax.convert_element_type(y1, dtype), lax.convert_element_type(y2, dtype)
+        return lax.bitwise_or(lax.shift_left(hi, _full(shape, 32, dtype)), lo)
+    return lax.convert_element_type(lax.bitwise_xor(y1, y2), dtype)
 
 
 def bits(key, shape=(), dtype=None):

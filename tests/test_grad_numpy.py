@@ -573,6 +573,12 @@ EXCEPTIONS = {
     **{n: ("derivative undefined on repeated eigen/singular values and for the sign of singular vectors",
            "distinct values; sign-invariant outputs (v * v, u * u); order 2 in both modes")
        for n in ["linalg.eigh", "linalg.svd", "linalg.svdvals", "linalg.pinv", "linalg.cond", "linalg.lstsq"]},
+    "linalg.eigvals": ("first order only: the eigenvalue rule uses the eigenvectors, whose derivatives are "
+                       "not implemented (JAX's need enable_eigvec_derivs)",
+                       "order 1: jvp against trace(dA) and grad against 2 A^T and finite differences "
+                       "(tests/test_linalg_eig.py)"),
+    "linalg.eig": ("eigenvector derivatives raise NotImplementedError (JAX's default too)",
+                   "the raise, and the eigenvalues through linalg.eigvals (tests/test_linalg_eig.py)"),
     "histogram": ("bin counts are piecewise constant in `a`",
                   "order 2 in both modes with respect to `weights`; counts: jvp gives zero tangents"),
     "bincount": ("integer input x", "order 2 in both modes with respect to `weights`"),

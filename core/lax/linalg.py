@@ -1,4 +1,4 @@
-"""Linear-algebra primitives (JAX's `lax.linalg`): cholesky, lu, qr, eigh, svd, triangular_solve, schur.
+"""Linear-algebra primitives (JAX's `lax.linalg`): cholesky, lu, qr, eigh, eig, svd, triangular_solve, schur.
 
 Each lowers to jaxlib's CPU LAPACK kernels, called as typed-FFI custom calls
 (`core/runtime/custom_calls.py` registers them on first use). The contract every block shares:
@@ -29,7 +29,7 @@ from ..runtime import custom_calls
 from ..interpreters import ad, batching
 from ._base import FLOAT_OR_COMPLEX, aval_of, check_dtype_accepted, defjvp2, standard_primitive
 
-__all__ = ["cholesky", "lu", "qr", "eigh", "svd", "triangular_solve", "schur", "symmetrize"]
+__all__ = ["cholesky", "lu", "qr", "eigh", "eig", "svd", "triangular_solve", "schur", "symmetrize"]
 
 
 # ----- helpers shared by the lowerings ------------------------------------------------------------
@@ -756,6 +756,106 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
 
 ad.jvp_rules[svd_p] = _svd_jvp
 batching.batching_rules[svd_p] = _leading_batch_rule(svd_p)
+
+
+# ----- eig --------------------------------------------------------------------------------------
+
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True, enable_eigvec_derivs=False,
+        implementation=None, use_magma=None):
+    """Eigendecomposition of general (non-symmetric) square matrices, as `jax.lax.linalg.eig`:
+    returns the list `[w, vl, vr]` (vl and vr only when asked for), all complex (complex64 for
+    float32 or complex64 input, complex128 for 64-bit input).
+
+    `x @ vr[..., :, j] == w[..., j] * vr[..., :, j]` and `vl[..., :, j]^H @ x == w[..., j] *
+    vl[..., :, j]^H`; each eigenvector has unit 2-norm and its largest component real (LAPACK
+    geev's normalisation). Eigenvalues come in LAPACK's order (not sorted). CPU only (LAPACK), as
+    in JAX; a decomposition that fails gives NaN. Derivatives: of the eigenvalues only
+    (`eigvals`); differentiating eigenvectors raises NotImplementedError.
+
+    Example:
+        >>> w, vr = lax.linalg.eig(jnp.array([[0., 1.], [-1., 0.]]), compute_left_eigenvectors=False)
+        >>> w
+        Array([0.+1.j, 0.-1.j], dtype=complex64)
+    """
+    del use_magma  # a GPU option of JAX's; LAPACK here
+    if implementation not in (None, "lapack", "LAPACK") and str(implementation).rsplit(".", 1)[-1] != "LAPACK":
+        raise ValueError(f"eig: only the LAPACK implementation exists here (CPU), got implementation="
+                         f"{implementation!r}.")
+    return list(eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                           compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                           enable_eigvec_derivs=bool(enable_eigvec_derivs)))
+
+
+def _complex_dtype(dtype):
+    return np.dtype(np.complex128) if np.dtype(dtype) in (np.float64, np.complex128) else np.dtype(np.complex64)
+
+
+def _eig_shape_rule(x, *, compute_left_eigenvectors, compute_right_eigenvectors, **_):
+    _check_matrix("eig", x)
+    return (x.shape[:-1],) + (x.shape,) * (compute_left_eigenvectors + compute_right_eigenvectors)
+
+
+def _eig_dtype_rule(x, *, compute_left_eigenvectors, compute_right_eigenvectors, **_):
+    check_dtype_accepted("eig", x.dtype, FLOAT_OR_COMPLEX)
+    return (_complex_dtype(x.dtype),) * (1 + compute_left_eigenvectors + compute_right_eigenvectors)
+
+
+def _eig_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, enable_eigvec_derivs):
+    b, aval = ctx.b, ctx.avals_in[0]
+    w_aval = ctx.avals_out[0]
+    v_aval = aval.update(dtype=w_aval.dtype)
+    wanted = [compute_left_eigenvectors, compute_right_eigenvectors]
+    if aval.size == 0:
+        return [lowering.full_like(b, 0, a) for a in ctx.avals_out]
+    target = custom_calls.lapack_target("geev", aval.dtype, "eig")
+    batch, nd = aval.shape[:-2], aval.ndim
+    real = not dtypes.is_complex(aval.dtype)
+    # jaxlib's geev kernel: real input gives the eigenvalues as (real parts, imaginary parts) and
+    # the eigenvectors already unpacked into complex columns; complex input gives complex w
+    w_parts = [aval.update(shape=w_aval.shape)] * 2 if real else [w_aval]
+    results = w_parts + [v_aval, v_aval, ShapedArray(batch, np.int32)]
+    outs = _custom_call(
+        b, target, [x], results,
+        {"compute_left": _char("V" if compute_left_eigenvectors else "N"),
+         "compute_right": _char("V" if compute_right_eigenvectors else "N")},
+        [_layout(nd)],
+        [_layout(nd - 1, False)] * len(w_parts) + [_layout(nd), _layout(nd), _layout(len(batch), False)])
+    *w, vl, vr, info = outs
+    w = b.op("stablehlo.complex", w, [w_aval]) if real else w[0]
+    result = [_nan_where_failed(b, info, batch, w, w_aval)]
+    result += [_nan_where_failed(b, info, batch, v, v_aval) for v, keep in zip((vl, vr), wanted) if keep]
+    return result
+
+
+eig_p = standard_primitive("eig", _eig_shape_rule, _eig_dtype_rule, multiple_results=True)
+lowering.register(eig_p, _eig_lowering)
+
+
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors, enable_eigvec_derivs):
+    # First-order perturbation of a simple eigenvalue: with right and left eigenvectors
+    # A v_j = w_j v_j and u_j^H A = w_j u_j^H, dw_j = (u_j^H dA v_j) / (u_j^H v_j): linear in dA.
+    from .elementwise import div, mul
+    from .reductions import reduce_sum
+    if compute_left_eigenvectors or compute_right_eigenvectors:
+        raise NotImplementedError(
+            "eig: derivatives of non-symmetric eigenvectors are not implemented (JAX has them only under "
+            "enable_eigvec_derivs=True, valid for distinct eigenvalues). Differentiate the eigenvalues instead: "
+            "lax.linalg.eig(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False) or "
+            "jnp.linalg.eigvals.")
+    (x,), (dx,) = primals, tangents
+    w, vl, vr = eig_p.bind(x, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+                           enable_eigvec_derivs=enable_eigvec_derivs)
+    dtype = aval_of(w).dtype
+    rows = aval_of(x).ndim - 2
+    ul = _conj_if_complex(vl)
+    dx = _as_dtype(ad.instantiate_zeros(dx), dtype)
+    numerator = reduce_sum(mul(ul, _mm(dx, vr)), (rows,))
+    denominator = reduce_sum(mul(ul, vr), (rows,))
+    return [w], [div(numerator, denominator)]
+
+
+ad.jvp_rules[eig_p] = _eig_jvp
+batching.batching_rules[eig_p] = _leading_batch_rule(eig_p)
 
 
 # ----- triangular_solve -------------------------------------------------------------------------

@@ -18,11 +18,12 @@ from ..lax import linalg as lax_linalg
 from ._util import (asarray_operand, broadcast_shapes, canonicalize_axis, check_arraylike,
                     promote_dtypes_inexact, promote_dtypes)
 
-__all__ = ["norm", "vector_norm", "matrix_norm", "solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh",
-           "eigvalsh", "svd", "svdvals", "matrix_rank", "pinv", "lstsq", "matrix_power", "multi_dot", "cond",
+__all__ = ["norm", "vector_norm", "matrix_norm", "solve", "inv", "det", "slogdet", "cholesky", "qr", "eig",
+           "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "matrix_rank", "pinv", "lstsq", "matrix_power", "multi_dot", "cond",
            "outer", "trace", "diagonal", "vecdot", "cross", "matmul", "matrix_transpose",
-           "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
+           "EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
 
+EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 QRResult = collections.namedtuple("QRResult", ["Q", "R"])
 SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -403,6 +404,36 @@ def qr(a, mode="reduced"):
         raise ValueError(f"qr: unsupported mode {mode!r}; use 'reduced', 'complete' or 'r'.")
     q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors (columns) of general square matrices, as
+    `jax.numpy.linalg.eig`: `EigResult(eigenvalues, eigenvectors)` with `a @ v == v * w`.
+
+    As in JAX (unlike NumPy), the results are always complex: complex64 for 32-bit input,
+    complex128 for 64-bit. Eigenvectors have unit norm; eigenvalues are in LAPACK's order. CPU only
+    (LAPACK geev). Differentiable through the eigenvalues only (use `eigvals`).
+
+    Example:
+        >>> w, v = jnp.linalg.eig(jnp.array([[2., 0.], [0., 3.]]))
+        >>> w
+        Array([2.+0.j, 3.+0.j], dtype=complex64)
+    """
+    (a,) = _inexact("eig", a)
+    _check_square("eig", a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """The eigenvalues of general square matrices (complex, LAPACK's order), as
+    `jax.numpy.linalg.eigvals`; differentiable.
+
+    Example: `jnp.linalg.eigvals(jnp.array([[0., 1.], [-1., 0.]]))` is `[0.+1.j, 0.-1.j]`.
+    """
+    (a,) = _inexact("eigvals", a)
+    _check_square("eigvals", a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
 
 
 def eigh(a, UPLO=None, symmetrize_input=True):

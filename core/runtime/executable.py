@@ -25,6 +25,19 @@ class Executable:
         """XLA's memory analysis of the compiled program (bytes of arguments, outputs, temporaries)."""
         return self.loaded.get_compiled_memory_stats()
 
+    def cost_analysis(self):
+        """XLA's cost estimates of the compiled (optimized) program: a dict with 'flops',
+        'bytes accessed', per-operand 'bytes accessed<i>{}' and more, as jaxlib reports them."""
+        return dict(self.loaded.cost_analysis())
+
+
+def module_cost_analysis(text):
+    """XLA's cost estimates of a StableHLO module (text) before optimization, without compiling it:
+    the dict `Executable.cost_analysis` gives, for the program as written (what JAX's
+    `Lowered.cost_analysis` reports)."""
+    computation = _xla.mlir.mlir_module_to_xla_computation(text, use_tuple_args=False, return_tuple=False)
+    return dict(_xla.hlo_module_cost_analysis(backend().client, computation.get_hlo_module()))
+
 
 def compile_module(text, out_avals, device=None):
     """Compile a StableHLO module (text) for `device` and return an `Executable`."""
