@@ -295,10 +295,10 @@ def _gather_dims(eqn, x_pos):
 
 def run(prog, plan, diff_leaves, cotangent, with_params=False):
     """Evaluate the batched loss with probes and deltas and pull `cotangent` (one weight per
-    example) back. Returns `(acts, Gs, delta_grads, pullback)`: per tap its X, per tapped operation
-    its G (leading batch axis; `tap.probe` says which), per materialized leaf its per-example
-    gradients, and (with `with_params`) the pullback of the per-example loss vector with respect
-    to the differentiated leaves."""
+    example) back. Returns `(acts, Gs, delta_grads, pullback, aux)`: per tap its X, per tapped
+    operation its G (leading batch axis; `tap.probe` says which), per materialized leaf its
+    per-example gradients, (with `with_params`) the pullback of the per-example loss vector with
+    respect to the differentiated leaves, and the program's aux outputs per example."""
     jaxpr, consts, n_diff = plan.jaxpr, plan.consts, plan.n_diff
     taps = plan.taps
     taps_at = {}
@@ -333,7 +333,7 @@ def run(prog, plan, diff_leaves, cotangent, with_params=False):
                     env[v] = o
             else:
                 env[eqn.outvars[0]] = out
-        return read(jaxpr.outvars[0]), acts
+        return read(jaxpr.outvars[0]), (acts, [read(a) for a in jaxpr.outvars[1:]])
 
     outs = [jaxpr.eqns[i].outvars[0].aval for i in plan.probe_eqns]
     probes = [jnp.zeros((B,) + a.shape, a.dtype) for a in outs]
@@ -343,15 +343,15 @@ def run(prog, plan, diff_leaves, cotangent, with_params=False):
     if with_params:
         def f(d, p, e):
             return batched(d, p, e, prog.ex_leaves)
-        _, pullback, acts = vjp(f, list(diff_leaves), probes, deltas, has_aux=True)
+        _, pullback, (acts, aux) = vjp(f, list(diff_leaves), probes, deltas, has_aux=True)
         _, gs, dgs = pullback(cotangent)
     else:
         def f(p, e):
             return batched(list(diff_leaves), p, e, prog.ex_leaves)
-        _, pb, acts = vjp(f, probes, deltas, has_aux=True)
+        _, pb, (acts, aux) = vjp(f, probes, deltas, has_aux=True)
         gs, dgs = pb(cotangent)
         pullback = None
-    return acts, gs, dgs, pullback
+    return acts, gs, dgs, pullback, aux
 
 
 def _chain_value(tap, leaf_value):
