@@ -331,7 +331,9 @@ def clipped_grad(fun, l2_norm_clip, argnums=0, batch_axes=0, method="auto", norm
                 need_pass = not (bookkeeping or per_layer)
                 acts, gs, dgs, second_pass, aux = ghost.run(sub, plan, sub.diff_leaves, _loss_cotangent(sub, m),
                                                             with_params=need_pass)
-                sq = [_zero_masked(m, s) for s in ghost.leaf_sq_norms(sub, plan, sub.diff_leaves, acts, gs, dgs)]
+                kept = {} if (bookkeeping or per_layer) else None
+                sq = [_zero_masked(m, s)
+                      for s in ghost.leaf_sq_norms(sub, plan, sub.diff_leaves, acts, gs, dgs, keep=kept)]
             if per_layer:
                 norms = [jnp.sqrt(s) for s in sq]
                 factors = [_factors(n, b, normalize, m) for n, b in zip(norms, budgets)]
@@ -347,7 +349,7 @@ def clipped_grad(fun, l2_norm_clip, argnums=0, batch_axes=0, method="auto", norm
             elif second_pass is not None:
                 sums = list(second_pass(factors[0].astype(sub.closed.out_avals[0].dtype))[0])
             else:
-                sums = ghost.clipped_sum_bookkeeping(sub, plan, sub.diff_leaves, acts, gs, dgs, factors)
+                sums = ghost.clipped_sum_bookkeeping(sub, plan, sub.diff_leaves, acts, gs, dgs, factors, kept)
             return (norms, factors if per_layer else factors[0], clipped_any, list(aux)), sums
 
         totals = [jnp.zeros_like(x) for x in prog.diff_leaves]
