@@ -13,7 +13,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PY="${PYTHON:-python3}"
 
 JAX_SPEC="jax==0.10.2 jaxlib==0.10.2"
-TORCH_SPEC="torch==2.13.0 numpy"
+# opacus: the DP peer of bench/dp_clipping.py (pinned, and installed beside the pinned torch)
+TORCH_SPEC="torch==2.13.0 numpy opacus==1.6.0"
 
 # make_venv NAME "PIP SPECS" "python check statement"
 make_venv() {
@@ -47,7 +48,7 @@ for t in "${targets[@]}"; do
             ;;
         torch)
             make_venv torch "$TORCH_SPEC" \
-                "import torch, numpy; assert torch.__version__.split('+')[0] == '2.13.0', torch.__version__"
+                "import torch, numpy, opacus; assert torch.__version__.split('+')[0] == '2.13.0', torch.__version__; assert opacus.__version__ == '1.6.0', opacus.__version__"
             ;;
         *)
             echo "[setup_oracles] unknown oracle: $t (expected jax or torch)" >&2

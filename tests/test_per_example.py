@@ -210,7 +210,10 @@ def test_grouped_strided_conv_in_nchw_with_lhs_dilation(x64, rng):
                                      feature_group_count=2)
         return jnp.sum(jnp.sin(y) * jnp.arange(y.size).reshape(y.shape))
     w = rng.normal(size=(4, 2, 2, 3))   # 4 outputs, 2 groups of 2 input channels
-    _check_norms_and_clipping(loss, w, (rng.normal(size=(B, 4, 5, 3)),))
+    x = rng.normal(size=(B, 4, 5, 3))
+    _check_norms_and_clipping(loss, w, (x,))
+    # materialized first: book-keeping sums the kept per-example slices back into the OIHW kernel
+    _check_norms_and_clipping(loss, w, (x,), methods=("materialize", "ghost"))
 
 
 def test_dot_with_batch_dims_and_a_transposed_weight(x64, rng):
@@ -311,6 +314,57 @@ def test_several_argnums_and_aux(x64, rng):
                                               per_parameter=True)(w, b, x)
     np.testing.assert_allclose(np.asarray(nw), np.linalg.norm(np.asarray(gw).reshape(B, -1), axis=1), rtol=RTOL)
     np.testing.assert_allclose(np.asarray(nb), np.linalg.norm(np.asarray(gb), axis=1), rtol=RTOL)
+
+
+def test_norms_and_clipped_sums_chunked_equal_unchunked_and_return_aux(x64, rng):
+    # chunk_size=2 over 5 examples: two chunks in a scan, then one left; the mask is split with the
+    # examples, and fraction_clipped counts over all chunks
+    loss, params, (x, y) = _mlp(rng)
+
+    def loss_aux(p, x, y):
+        return loss(p, x, y), {"x0": x[0] * 2.0, "y": y}
+    ref = _loop_grads(loss, params, x, y)
+    ref_norms = _norms(ref)
+    C = float(np.mean(np.sort(ref_norms)[1:3]))
+    mask = np.array([True, True, False, True, True])
+    per_leaf = [np.sqrt(np.array([np.sum(ref[i][j] ** 2) for i in range(B)])) for j in range(len(ref[0]))]
+
+    @core.jit
+    def run(params, x, y, mask):
+        out = {}
+        for chunk in (None, 2):
+            out[f"norms_{chunk}"] = core.per_example_grad_norms(loss_aux, method="ghost", per_parameter=True,
+                                                                has_aux=True, chunk_size=chunk)(params, x, y)
+            for m, bk in (("ghost", True), ("ghost", False), ("vmap", False)):
+                out[f"clip_{m}_{bk}_{chunk}"] = core.clipped_grad(loss_aux, C, method=m, bookkeeping=bk, has_aux=True,
+                                                                  chunk_size=chunk)(params, x, y, mask=mask)
+            out[f"layer_{chunk}"] = core.clipped_grad(loss, C, per_layer=True, chunk_size=chunk)(params, x, y)
+        return out
+
+    out = run(params, x, y, mask)
+    want_aux = {"x0": 2.0 * x[:, 0], "y": y}
+    factors = np.minimum(1.0, C / ref_norms) * mask
+    for chunk in (None, 2):
+        (total, by_leaf), aux = out[f"norms_{chunk}"]
+        np.testing.assert_allclose(np.asarray(total), ref_norms, rtol=RTOL)
+        _assert_leaves_close(_leaves(by_leaf), per_leaf)
+        _assert_leaves_close(_leaves(aux), _leaves(want_aux))
+        for m, bk in (("ghost", True), ("ghost", False), ("vmap", False)):
+            (sums, info), aux = out[f"clip_{m}_{bk}_{chunk}"]
+            _assert_leaves_close(_leaves(sums), _clipped_reference(ref, factors))
+            np.testing.assert_allclose(np.asarray(info.norms), ref_norms * mask, rtol=RTOL)
+            np.testing.assert_allclose(np.asarray(info.clip_factors), factors, rtol=RTOL)
+            assert float(info.fraction_clipped) == pytest.approx(np.sum((ref_norms > C) & mask) / 4, rel=1e-12)
+            _assert_leaves_close(_leaves(aux), _leaves(want_aux))
+        sums, info = out[f"layer_{chunk}"]
+        _assert_leaves_close(_leaves(info.norms), per_leaf)
+    # the chunked run is the unchunked one (up to the order of the chunks' additions)
+    _assert_leaves_close(_leaves(out["clip_ghost_True_2"]), _leaves(out["clip_ghost_True_None"]))
+    _assert_leaves_close(_leaves(out["layer_2"]), _leaves(out["layer_None"]))
+    with pytest.raises(ValueError, match="chunk_size must be a positive int or None, got 0"):
+        core.clipped_grad(loss, C, chunk_size=0)(params, x, y)
+    with pytest.raises(TypeError, match=r"has_aux=True: the function must return a pair \(loss, aux\)"):
+        core.per_example_grad_norms(loss, has_aux=True)(params, x, y)
 
 
 def test_per_layer_budgets_as_a_pytree(x64, rng):

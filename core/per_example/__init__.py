@@ -48,10 +48,11 @@ def _check_chunk(chunk_size, where):
     return int(chunk_size)
 
 
-def _map_in_chunks(f, leaves, axes, size, chunk_size):
+def _map_in_chunks(f, leaves, axes, size, chunk_size, totals=None):
     """`f(leaves, axes)`, a batched function whose outputs carry the batch on axis 0, computed over
     chunks of `chunk_size` examples (a scan over whole chunks, then the remainder), so the
-    memory of one call bounds the memory of the whole."""
+    memory of one call bounds the memory of the whole. With `totals` (a pytree of zeros), `f`
+    returns `(batched, total)` and the totals of the chunks are added up (the scan's carry)."""
     if chunk_size is None or chunk_size >= size:
         return f(leaves, axes)
     moved = [x if ax is None else jnp.moveaxis(x, ax, 0) for x, ax in zip(leaves, axes)]
@@ -66,14 +67,43 @@ def _map_in_chunks(f, leaves, axes, size, chunk_size):
             out[i] = x
         return out
 
+    def add(a, b):
+        return tree_map(lambda u, v: u + v, a, b)
+
+    def body(carry, xs):
+        if totals is None:
+            return carry, f(with_batch(xs), axes0)
+        ys, total = f(with_batch(xs), axes0)
+        return add(carry, total), ys
+
     chunks = [jnp.reshape(lax.slice_in_dim(moved[i], 0, full), (n, chunk_size) + moved[i].shape[1:])
               for i in batched]
-    _, ys = lax.scan(lambda carry, xs: (carry, f(with_batch(xs), axes0)), (), chunks)
+    acc, ys = lax.scan(body, () if totals is None else totals, chunks)
     ys = tree_map(lambda y: jnp.reshape(y, (full,) + y.shape[2:]), ys)
     if rem:
         tail = f(with_batch([lax.slice_in_dim(moved[i], full, size) for i in batched]), axes0)
+        if totals is not None:
+            tail, total = tail
+            acc = add(acc, total)
         ys = tree_map(lambda a, b: jnp.concatenate([a, b], axis=0), ys, tail)
-    return ys
+    return ys if totals is None else (ys, acc)
+
+
+def _over_chunks(prog, chunk_size, f, totals=None):
+    """`f(sub)` for `sub` the program over chunks of `chunk_size` examples of `prog`'s batch (its
+    mask split alike); per-example outputs concatenated, `totals` (as in `_map_in_chunks`) added."""
+    if chunk_size is None or chunk_size >= prog.size:
+        return f(prog)
+    leaves, axes = list(prog.ex_leaves), list(prog.ex_axes)
+    n_ex = len(leaves)
+    if prog.mask is not None:
+        leaves.append(prog.mask)
+        axes.append(0)
+
+    def on_chunk(ls, axs):
+        size = next(x.shape[0] for x, ax in zip(ls, axs) if ax is not None)
+        return f(prog.with_examples(ls[:n_ex], size, ls[n_ex] if prog.mask is not None else None))
+    return _map_in_chunks(on_chunk, leaves, axes, prog.size, chunk_size, totals)
 
 
 def _vmapped_grads(prog, chunk_size=None):
@@ -143,15 +173,12 @@ def per_example_grads(fun, argnums=0, batch_axes=0, has_aux=False, chunk_size=No
     return grads_fun
 
 
-def _leaf_sq_norms(prog, method):
-    m = _mask_bool(prog)
-    plan = ghost.analyze(prog, method)
-    acts, gs, dgs, _ = ghost.run(prog, plan, prog.diff_leaves, _loss_cotangent(prog, m))
-    sq = ghost.leaf_sq_norms(prog, plan, prog.diff_leaves, acts, gs, dgs)
-    return [_zero_masked(m, s) for s in sq]
+def _unflatten_aux(prog, aux):
+    return tree_unflatten(prog.aux_tree, list(aux))
 
 
-def per_example_grad_norms(fun, argnums=0, batch_axes=0, method="auto", per_parameter=False):
+def per_example_grad_norms(fun, argnums=0, batch_axes=0, method="auto", per_parameter=False, has_aux=False,
+                           chunk_size=None):
     """The L2 norm of each example's gradient of the one-example loss `fun`, shape (B,), computed
     without materializing per-example gradients where a ghost-norm rule applies.
 
@@ -163,24 +190,42 @@ def per_example_grad_norms(fun, argnums=0, batch_axes=0, method="auto", per_para
     (parameters used only by add/sub/mul) are materialized in every method (they are as small as
     the activations they touch). `ghost_plan` prints the plan. With `per_parameter=True` the result
     is `(norms, per_leaf)`, `per_leaf` a pytree of the parameters' structure with a (B,) norm per
-    leaf. `mask=` at call time: masked examples get norm 0.
+    leaf. `mask=` at call time: masked examples get norm 0. `chunk_size` computes the norms over
+    chunks of that many examples (a scan; the same numbers, the memory of one chunk). With
+    `has_aux=True`, `fun` returns `(loss, aux)` and the result is `(norms, aux)`, aux stacked
+    over the examples (as `grad(..., has_aux=True)` pairs its result with aux).
 
     Example:
         >>> def loss(w, x, y):
         ...     return (jnp.dot(x, w) - y) ** 2
         >>> per_example_grad_norms(loss)(jnp.ones(3), jnp.ones((5, 3)), jnp.zeros(5)).shape
         (5,)
+        >>> def loss_aux(w, x, y):
+        ...     r = jnp.dot(x, w) - y
+        ...     return r ** 2, r
+        >>> n, r = per_example_grad_norms(loss_aux, has_aux=True, chunk_size=2)(
+        ...     jnp.ones(3), jnp.ones((5, 3)), jnp.zeros(5))
+        >>> n.shape, r.shape
+        ((5,), (5,))
     """
     what = "per_example_grad_norms"
 
     @api_boundary
     def norms_fun(*args, mask=None):
-        prog = prepare(fun, argnums, batch_axes, args, what, mask=mask)
-        sq = _leaf_sq_norms(prog, method)
+        chunk = _check_chunk(chunk_size, f"{what} of {getattr(fun, '__name__', 'fun')}")
+        prog = prepare(fun, argnums, batch_axes, args, what, has_aux=has_aux, mask=mask)
+        plan = ghost.analyze(prog, method)
+
+        def on_chunk(sub):
+            m = _mask_bool(sub)
+            acts, gs, dgs, _, aux = ghost.run(sub, plan, sub.diff_leaves, _loss_cotangent(sub, m))
+            sq = ghost.leaf_sq_norms(sub, plan, sub.diff_leaves, acts, gs, dgs)
+            return [_zero_masked(m, s) for s in sq], list(aux)
+
+        sq, aux = _over_chunks(prog, chunk, on_chunk)
         total = jnp.sqrt(sum(sq[1:], sq[0]))
-        if per_parameter:
-            return total, prog.unflatten_diff([jnp.sqrt(s) for s in sq])
-        return total
+        out = (total, prog.unflatten_diff([jnp.sqrt(s) for s in sq])) if per_parameter else total
+        return (out, _unflatten_aux(prog, aux)) if has_aux else out
 
     return norms_fun
 
@@ -219,7 +264,7 @@ def _factors(norms, clip, normalize, m):
 
 
 def clipped_grad(fun, l2_norm_clip, argnums=0, batch_axes=0, method="auto", normalize=False, per_layer=False,
-                 bookkeeping=True):
+                 bookkeeping=True, has_aux=False, chunk_size=None):
     """The SUM over the examples of each example's gradient of the one-example loss `fun`, scaled
     to L2 norm at most `l2_norm_clip` (C): sum_i g_i min(1, C / ||g_i||), or, with
     `normalize=True`, sum_i g_i C / ||g_i|| (every example's gradient rescaled to norm exactly C).
@@ -235,7 +280,11 @@ def clipped_grad(fun, l2_norm_clip, argnums=0, batch_axes=0, method="auto", norm
     second backward pass through the same linearization with each example's loss weighted by its
     clip factor (sum_i c_i loss_i, c_i a constant). `per_layer=True` clips each parameter leaf
     separately to C / sqrt(L) (L leaves), or to its own budget when `l2_norm_clip` is a pytree of
-    the parameters' structure; it implies book-keeping. `mask=` at call time: masked examples contribute nothing.
+    the parameters' structure; it implies book-keeping. `mask=` at call time: masked examples
+    contribute nothing. `chunk_size` works through chunks of that many examples (a scan whose
+    carry adds up the clipped sums): the same numbers up to rounding, the memory of one chunk.
+    With `has_aux=True`, `fun` returns `(loss, aux)` and the result is
+    `((clipped_sum, info), aux)`, aux stacked over the examples.
 
     Example:
         >>> def loss(w, x, y):
@@ -243,6 +292,10 @@ def clipped_grad(fun, l2_norm_clip, argnums=0, batch_axes=0, method="auto", norm
         >>> g, info = clipped_grad(loss, 1.0)(jnp.ones(3), jnp.ones((5, 3)), jnp.zeros(5))
         >>> g.shape, info.norms.shape
         ((3,), (5,))
+        >>> (g2, _), aux = clipped_grad(lambda w, x, y: (loss(w, x, y), x), 1.0, has_aux=True, chunk_size=2)(
+        ...     jnp.ones(3), jnp.ones((5, 3)), jnp.zeros(5))
+        >>> bool(jnp.allclose(g2, g)), aux.shape
+        (True, (5, 3))
     """
     what = "clipped_grad"
     if method not in _CLIP_METHODS:
@@ -250,8 +303,8 @@ def clipped_grad(fun, l2_norm_clip, argnums=0, batch_axes=0, method="auto", norm
 
     @api_boundary
     def clipped_fun(*args, mask=None):
-        prog = prepare(fun, argnums, batch_axes, args, what, mask=mask)
-        m = _mask_bool(prog)
+        chunk = _check_chunk(chunk_size, f"{what} of {getattr(fun, '__name__', 'fun')}")
+        prog = prepare(fun, argnums, batch_axes, args, what, has_aux=has_aux, mask=mask)
         L = prog.n_diff
         if per_layer:
             budgets = tree_flatten(l2_norm_clip)[0]
@@ -264,42 +317,51 @@ def clipped_grad(fun, l2_norm_clip, argnums=0, batch_axes=0, method="auto", norm
         elif len(tree_flatten(l2_norm_clip)[0]) != 1:
             raise ValueError(f"{prog.where}: l2_norm_clip must be one number; per-leaf budgets need "
                              "per_layer=True.")
+        plan = None if method == "vmap" else ghost.analyze(prog, method)
 
-        second_pass = None
-        if method == "vmap":
-            per, _ = _vmapped_grads(prog)
-            per = [_zero_masked(m, g) for g in per]
-            sq = [jnp.sum(jnp.reshape(g * g, (prog.size, -1)), axis=1) for g in per]
-        else:
-            plan = ghost.analyze(prog, method)
-            need_pass = not (bookkeeping or per_layer)
-            acts, gs, dgs, second_pass = ghost.run(prog, plan, prog.diff_leaves, _loss_cotangent(prog, m),
-                                                   with_params=need_pass)
-            sq = [_zero_masked(m, s) for s in ghost.leaf_sq_norms(prog, plan, prog.diff_leaves, acts, gs, dgs)]
+        def on_chunk(sub):
+            """Per example (norms, factors, clipped or not, aux) and the chunk's clipped sums."""
+            m = _mask_bool(sub)
+            second_pass = None
+            if method == "vmap":
+                per, aux = _vmapped_grads(sub)
+                per = [_zero_masked(m, g) for g in per]
+                sq = [jnp.sum(jnp.reshape(g * g, (sub.size, -1)), axis=1) for g in per]
+            else:
+                need_pass = not (bookkeeping or per_layer)
+                acts, gs, dgs, second_pass, aux = ghost.run(sub, plan, sub.diff_leaves, _loss_cotangent(sub, m),
+                                                            with_params=need_pass)
+                kept = {} if (bookkeeping or per_layer) else None
+                sq = [_zero_masked(m, s)
+                      for s in ghost.leaf_sq_norms(sub, plan, sub.diff_leaves, acts, gs, dgs, keep=kept)]
+            if per_layer:
+                norms = [jnp.sqrt(s) for s in sq]
+                factors = [_factors(n, b, normalize, m) for n, b in zip(norms, budgets)]
+                clipped_any = sum((n > b).astype(np.int32) for n, b in zip(norms, budgets)) > 0
+            else:
+                norms = jnp.sqrt(sum(sq[1:], sq[0]))
+                factors = [_factors(norms, l2_norm_clip, normalize, m)] * L
+                clipped_any = norms > l2_norm_clip
+            if m is not None:
+                clipped_any = clipped_any & m
+            if method == "vmap":
+                sums = [jnp.tensordot(c.astype(g.dtype), g, axes=1) for c, g in zip(factors, per)]
+            elif second_pass is not None:
+                sums = list(second_pass(factors[0].astype(sub.closed.out_avals[0].dtype))[0])
+            else:
+                sums = ghost.clipped_sum_bookkeeping(sub, plan, sub.diff_leaves, acts, gs, dgs, factors, kept)
+            return (norms, factors if per_layer else factors[0], clipped_any, list(aux)), sums
 
-        if per_layer:
-            norms = [jnp.sqrt(s) for s in sq]
-            factors = [_factors(n, b, normalize, m) for n, b in zip(norms, budgets)]
-            clipped_any = sum((n > b).astype(np.int32) for n, b in zip(norms, budgets)) > 0
-        else:
-            norm = jnp.sqrt(sum(sq[1:], sq[0]))
-            factors = [_factors(norm, l2_norm_clip, normalize, m)] * L
-            clipped_any = norm > l2_norm_clip
-        if m is not None:
-            clipped_any = clipped_any & m
+        totals = [jnp.zeros_like(x) for x in prog.diff_leaves]
+        (norms, factors, clipped_any, aux), sums = _over_chunks(prog, chunk, on_chunk, totals)
+        m = _mask_bool(prog)
         count = prog.size if m is None else jnp.maximum(jnp.sum(m.astype(np.int32)), 1)
-        fraction = jnp.sum(clipped_any.astype(sq[0].dtype)) / count
-
-        if method == "vmap":
-            sums = [jnp.tensordot(c.astype(g.dtype), g, axes=1) for c, g in zip(factors, per)]
-        elif second_pass is not None:
-            sums = list(second_pass(factors[0].astype(prog.closed.out_avals[0].dtype))[0])
-        else:
-            sums = ghost.clipped_sum_bookkeeping(prog, plan, prog.diff_leaves, acts, gs, dgs, factors)
+        fraction = jnp.sum(clipped_any.astype(sums[0].dtype)) / count
         if per_layer:
             info = ClipInfo(prog.unflatten_diff(norms), prog.unflatten_diff(factors), fraction)
         else:
-            info = ClipInfo(norm, factors[0], fraction)
-        return prog.unflatten_diff(sums), info
+            info = ClipInfo(norms, factors, fraction)
+        out = (prog.unflatten_diff(sums), info)
+        return (out, _unflatten_aux(prog, aux)) if has_aux else out
 
     return clipped_fun

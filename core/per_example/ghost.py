@@ -295,10 +295,10 @@ def _gather_dims(eqn, x_pos):
 
 def run(prog, plan, diff_leaves, cotangent, with_params=False):
     """Evaluate the batched loss with probes and deltas and pull `cotangent` (one weight per
-    example) back. Returns `(acts, Gs, delta_grads, pullback)`: per tap its X, per tapped operation
-    its G (leading batch axis; `tap.probe` says which), per materialized leaf its per-example
-    gradients, and (with `with_params`) the pullback of the per-example loss vector with respect
-    to the differentiated leaves."""
+    example) back. Returns `(acts, Gs, delta_grads, pullback, aux)`: per tap its X, per tapped
+    operation its G (leading batch axis; `tap.probe` says which), per materialized leaf its
+    per-example gradients, (with `with_params`) the pullback of the per-example loss vector with
+    respect to the differentiated leaves, and the program's aux outputs per example."""
     jaxpr, consts, n_diff = plan.jaxpr, plan.consts, plan.n_diff
     taps = plan.taps
     taps_at = {}
@@ -333,7 +333,7 @@ def run(prog, plan, diff_leaves, cotangent, with_params=False):
                     env[v] = o
             else:
                 env[eqn.outvars[0]] = out
-        return read(jaxpr.outvars[0]), acts
+        return read(jaxpr.outvars[0]), (acts, [read(a) for a in jaxpr.outvars[1:]])
 
     outs = [jaxpr.eqns[i].outvars[0].aval for i in plan.probe_eqns]
     probes = [jnp.zeros((B,) + a.shape, a.dtype) for a in outs]
@@ -343,15 +343,15 @@ def run(prog, plan, diff_leaves, cotangent, with_params=False):
     if with_params:
         def f(d, p, e):
             return batched(d, p, e, prog.ex_leaves)
-        _, pullback, acts = vjp(f, list(diff_leaves), probes, deltas, has_aux=True)
+        _, pullback, (acts, aux) = vjp(f, list(diff_leaves), probes, deltas, has_aux=True)
         _, gs, dgs = pullback(cotangent)
     else:
         def f(p, e):
             return batched(list(diff_leaves), p, e, prog.ex_leaves)
-        _, pb, acts = vjp(f, probes, deltas, has_aux=True)
+        _, pb, (acts, aux) = vjp(f, probes, deltas, has_aux=True)
         gs, dgs = pb(cotangent)
         pullback = None
-    return acts, gs, dgs, pullback
+    return acts, gs, dgs, pullback, aux
 
 
 def _chain_value(tap, leaf_value):
@@ -367,15 +367,26 @@ def _apply_op(tap, x, w):
     return tap.eqn.primitive.bind(*ops, **tap.eqn.params)
 
 
-def leaf_sq_norms(prog, plan, diff_leaves, acts, gs, dgs):
-    """Per leaf, the (B,) squared norms of the examples' gradients."""
+def _worth_keeping(t):
+    """Whether a tap's materialized per-example gradients (d p per example and dot batch index) are
+    kept for book-keeping: when they are no larger than the X and G the pass holds for that
+    operation anyway (T (d + p)), which is what `auto` choosing 'materialize' implies."""
+    dm = t.dims
+    return t.rule == "materialize" and dm["d"] * dm["p"] <= dm["T"] * (dm["d"] + dm["p"])
+
+
+def leaf_sq_norms(prog, plan, diff_leaves, acts, gs, dgs, keep=None):
+    """Per leaf, the (B,) squared norms of the examples' gradients. With `keep` (a dict), the
+    per-example gradients a 'materialize' rule formed are stored there by leaf when small enough
+    (`_worth_keeping`), so book-keeping sums them instead of pulling back a second time."""
     B = prog.size
     sq = [None] * plan.n_diff
     for t, X in zip(plan.taps, acts, strict=True):
         G = gs[t.probe]
         name = t.eqn.primitive.name
+        kept = [] if keep is not None and _worth_keeping(t) else None
         if name == "conv_general_dilated" and t.dims["gram_ok"]:
-            sq[t.leaf] = _conv_sq(t, X, G, "materialize" if t.rule == "materialize" else "gram")
+            sq[t.leaf] = _conv_sq(t, X, G, "materialize" if t.rule == "materialize" else "gram", kept)
         elif t.rule == "materialize":
             W = _chain_value(t, diff_leaves[t.leaf])
 
@@ -383,10 +394,14 @@ def leaf_sq_norms(prog, plan, diff_leaves, acts, gs, dgs):
                 return vjp(lambda w: _apply_op(t, x, w), W)[1](g)[0]
             per = vmap(one)(X, G)
             sq[t.leaf] = jnp.sum(jnp.reshape(per * per, (B, -1)), axis=1)
+            if kept is not None:
+                kept.append(per)
         elif name == "gather":
             sq[t.leaf] = _gather_gram(t, X, G)
         else:
             sq[t.leaf] = _gram(*_dot_canonical(t, X, G), t.rule == "dense")
+        if kept:
+            keep[t.leaf] = kept
     for leaf, D in zip(plan.delta_leaves, dgs, strict=True):
         sq[leaf] = jnp.sum(jnp.reshape(D * D, (B, -1)), axis=1)
     for i, s in enumerate(sq):
@@ -421,12 +436,14 @@ def _dot_canonical(t, X, G):
     return Xc, Gc
 
 
-def _conv_sq(t, X, G, rule):
+def _conv_sq(t, X, G, rule, kept=None):
     """Per-example squared norms of a convolution's kernel gradient from its input X and output
     cotangent G. The patch vector of an output position is the input values every kernel tap
     multiplies; it is never formed whole: for each kernel position one strided slice of the padded
     input gives that tap's (T, C) slice, and the rules sum over kernel positions (the Gram matrix
-    sum_k X_k X_k^T, or the squares of each tap's slice X_k^T G of the kernel gradient)."""
+    sum_k X_k X_k^T, or the squares of each tap's slice X_k^T G of the kernel gradient).
+    `kept` (a list), with 'materialize': each kernel position's (B, groups, C/groups, P/groups)
+    per-example gradient slice is appended to it, in `np.ndindex` order of the kernel positions."""
     prm = t.eqn.params
     dn = prm["dimension_numbers"]
     dm = t.dims
@@ -450,6 +467,8 @@ def _conv_sq(t, X, G, rule):
         Xk = jnp.reshape(lax.slice(padded, start, limit, (1,) + strides + (1,)), (B, T, g, ci // g))
         if rule == "materialize":
             per = jnp.einsum("ntgc,ntgp->ngcp", Xk, Gc)
+            if kept is not None:
+                kept.append(per)
             part = jnp.sum(jnp.reshape(per * per, (B, -1)), axis=1)
             sq = part if sq is None else sq + part
         else:
@@ -486,20 +505,42 @@ def _gather_gram(t, I, G):
 
 # ----- book-keeping: the clipped sum from the same pass -----------------------------------------
 
-def clipped_sum_bookkeeping(prog, plan, diff_leaves, acts, gs, dgs, factors):
-    """sum_i c_i g_i per leaf, from the pass's X and G (no second backward pass). `factors[leaf]`
-    is the (B,) vector c of that leaf (the same vector for all leaves with flat clipping)."""
+def _kernel_from_slices(t, sums):
+    """The kernel-shaped gradient from one (groups, C/groups, P/groups) slice per kernel position."""
+    dn = t.eqn.params["dimension_numbers"]
+    ws = t.eqn.invars[1].aval.shape
+    ksp = [ws[a] for a in dn.rhs_spec[2:]]
+    g, c, p = sums[0].shape
+    a = jnp.reshape(jnp.stack(sums), tuple(ksp) + (g, c, p))
+    n = len(ksp)
+    a = jnp.reshape(jnp.transpose(a, tuple(range(n)) + (n + 1, n, n + 2)), tuple(ksp) + (c, g * p))
+    held = list(dn.rhs_spec[2:]) + [dn.rhs_spec[1], dn.rhs_spec[0]]   # the kernel dim of each axis of a
+    return jnp.transpose(a, tuple(held.index(k) for k in range(len(ws))))
+
+
+def clipped_sum_bookkeeping(prog, plan, diff_leaves, acts, gs, dgs, factors, kept=None):
+    """sum_i c_i g_i per leaf, from the pass's X and G (no second backward pass), or from the
+    per-example gradients `leaf_sq_norms` kept. `factors[leaf]` is the (B,) vector c of that leaf
+    (the same vector for all leaves with flat clipping)."""
     out = [None] * plan.n_diff
+    kept = kept or {}
     for t, X in zip(plan.taps, acts, strict=True):
         G = gs[t.probe]
         leaf = diff_leaves[t.leaf]
         W = _chain_value(t, leaf)
         c = factors[t.leaf].astype(G.dtype)
-        weighted = G * jnp.reshape(c, (-1,) + (1,) * (G.ndim - 1))
-        gW = vjp(lambda w, t=t, X=X: vmap(lambda x: _apply_op(t, x, w))(X), W)[1](weighted)[0]
+        if t.leaf in kept:
+            sums = [jnp.tensordot(c, per, axes=1) for per in kept[t.leaf]]
+            gW = _kernel_from_slices(t, sums) if t.eqn.primitive.name == "conv_general_dilated" else sums[0]
+        else:
+            weighted = G * jnp.reshape(c, (-1,) + (1,) * (G.ndim - 1))
+            gW = vjp(lambda w, t=t, X=X: vmap(lambda x: _apply_op(t, x, w))(X), W)[1](weighted)[0]
         out[t.leaf] = vjp(lambda v, t=t: _chain_value(t, v), leaf)[1](gW)[0] if t.chain else gW
     for i, D in zip(plan.delta_leaves, dgs, strict=True):
-        out[i] = jnp.tensordot(factors[i].astype(D.dtype), D, axes=1)
+        # the same product D * c as a tap's weighted G (a bias's D is its layer's G, and XLA merges
+        # the two): G's last use is then that product, which can take over G's buffer
+        c = factors[i].astype(D.dtype)
+        out[i] = jnp.sum(D * jnp.reshape(c, (-1,) + (1,) * (D.ndim - 1)), axis=0)
     for i, o in enumerate(out):
         if o is None:
             out[i] = jnp.zeros_like(diff_leaves[i])

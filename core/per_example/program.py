@@ -90,6 +90,12 @@ class Program:
     def __init__(self, **fields):
         self.__dict__.update(fields)
 
+    def with_examples(self, ex_leaves, size, mask):
+        """The same program over another set of examples (a chunk of the batch): `ex_leaves` with
+        the batch on axis 0 (shared leaves as they were), `size` examples, their `mask`."""
+        axes = [None if ax is None else 0 for ax in self.ex_axes]
+        return Program(**dict(self.__dict__, ex_leaves=list(ex_leaves), ex_axes=axes, size=int(size), mask=mask))
+
     def unflatten_diff(self, leaves):
         """Leaves of the differentiated arguments (in order) back into the user's structure."""
         return tree_unflatten(self.diff_tree, list(leaves))
