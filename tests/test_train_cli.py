@@ -197,3 +197,25 @@ def test_seconds_since_process_start_against_the_parent_clock():
     wall = time.perf_counter() - t0
     age = float(out.stdout)
     assert 0.3 - 0.02 <= age <= wall + 0.02
+
+
+def test_a_reader_that_goes_away_does_not_stop_the_run(tmp_path):
+    """`train ... | head -1`: the pipe closes after the first line. The run goes on to the end
+    (exit 0, its final checkpoint committed, metrics.jsonl complete) with no BrokenPipeError."""
+    config = write(tmp_path, "run: {steps: 30, log_every: 1, progress: lines, compilation_cache: false}\n"
+                             "data: {name: synthetic_classification, num_train: 60, num_test: 20, input_dim: 4,\n"
+                             "       num_classes: 2, batch_size: 10}\n"
+                             "model: {preset: mlp, args: {hidden: [8]}}\n"
+                             "checkpoint: {every: 100}\n")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    child = subprocess.Popen([sys.executable, "-m", "train", config, "--workdir", str(tmp_path / "w")], cwd=tmp_path,
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child.stdout.readline()
+    child.stdout.close()                      # the reader is gone
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert "BrokenPipe" not in err and "Traceback" not in err, err
+    assert os.path.isfile(tmp_path / "w" / "checkpoints" / "30" / "COMMIT")
+    steps = [r["step"] for r in map(__import__("json").loads, open(tmp_path / "w" / "metrics.jsonl"))
+             if "train/loss" in r]
+    assert steps[-1] == 30

@@ -322,6 +322,21 @@ def test_sigterm_mid_epoch_commits_periodic_steps_and_the_current_one_T7(tmp_pat
     resume_and_compare(args, env, tmp_path / "w", reference, cfg)
 
 
+def test_sigusr1_stops_as_sigterm_does_T7(tmp_path, env):
+    """SIGUSR1, the preemption notice of SLURM and other schedulers: the same stop as SIGTERM,
+    exit 75, the current step committed and restorable."""
+    cfg = base_config()
+    args = [write_config(tmp_path / "c.yaml", cfg), "--workdir", str(tmp_path / "w")]
+    child = Child(args, env)
+    child.wait_for("step  5/80")
+    child.signal(signal.SIGUSR1)
+    rc = child.finish()
+    assert rc == EXIT_PREEMPTED, child.output()
+    s = stopped_step(child.output(), "SIGUSR1")
+    step, _ = assert_newest_restores(tmp_path / "w", cfg)
+    assert step == s and s in committed_steps(tmp_path / "w")
+
+
 @pytest.mark.parametrize("trial", range(SIGNAL_TRIALS))
 def test_sigterm_during_evaluation_commits_and_redoes_it_T7(tmp_path, env, reference, trial):
     """T7: SIGTERM during an evaluation (of 1,000 test examples one at a time, started right

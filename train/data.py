@@ -621,9 +621,26 @@ def _random_shifts(rng, images):
 PREFETCH_GROUP_BYTES = 1 << 20
 
 
+def on_device(pairs):
+    """The `(index, batch)` pairs of `pairs` with each batch's arrays put on the default device.
+
+    Run inside the `Prefetcher`'s thread, the host-to-device copy overlaps the step, and the step
+    receives device Arrays, which jit's pytree fast path serves without converting anything
+    (core/api.py); NumPy batches would take the general path, ~100 us a call for the digits MLP.
+
+        >>> [(i, type(b["x"]).__name__) for i, b in on_device([(0, {"x": np.zeros(2)})])]
+        [(0, 'Array')]
+    """
+    import core   # here, not at the top: data.py is usable without building a device client
+    for index, batch in pairs:
+        yield index, {k: core.device_put(v) for k, v in batch.items()}
+
+
 def _array_bytes(item):
-    """Bytes of the NumPy arrays in `item` (an array, or a tuple, list or dict holding them)."""
+    """Bytes of the arrays in `item` (an array, or a tuple, list or dict holding them)."""
     if isinstance(item, np.ndarray):
+        return item.nbytes
+    if hasattr(item, "aval") and hasattr(item, "nbytes"):   # a core.Array (a batch already on the device)
         return item.nbytes
     if isinstance(item, (tuple, list)):
         return sum(_array_bytes(x) for x in item)

@@ -186,6 +186,55 @@ class RunLogger:
         self.close()
 
 
+class PipeSafeStream:
+    """`stream` (stdout, say) for a run's lines, which must not end the run when the reader goes
+    away: `train ... | head` closes the pipe after ten lines, and the next write would raise
+    BrokenPipeError in the middle of training. From then on the lines are dropped (TensorBoard
+    and metrics.jsonl still get everything) and, when the stream is the process's stdout, its file
+    descriptor is pointed at /dev/null so that the interpreter's last flush at exit is quiet too.
+
+        >>> import io
+        >>> out = PipeSafeStream(io.StringIO()); print("kept", file=out); out.closed_by_reader
+        False
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.closed_by_reader = False
+
+    def write(self, text):
+        if self.closed_by_reader:
+            return len(text)
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            self._reader_gone()
+            return len(text)
+
+    def flush(self):
+        if not self.closed_by_reader:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._reader_gone()
+
+    def _reader_gone(self):
+        self.closed_by_reader = True
+        try:
+            if self.stream is sys.stdout or self.stream is sys.__stdout__:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, self.stream.fileno())
+                os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def isatty(self):
+        return _is_terminal(self.stream)
+
+    def __getattr__(self, name):   # encoding, fileno, ... of the wrapped stream (tqdm asks)
+        return getattr(self.stream, name)
+
+
 def _is_terminal(stream):
     try:
         return stream.isatty()

@@ -31,7 +31,7 @@ from . import dp as dp_lib
 from . import registry
 from .checkpoint import (Checkpointer, CheckpointCorruptError, CheckpointError, CheckpointMismatchError,
                          CheckpointWarning, restore_path)
-from .logs import RunLogger, format_metrics, seconds_since_process_start
+from .logs import PipeSafeStream, RunLogger, format_metrics, seconds_since_process_start
 from .step import make_steps
 
 __all__ = ["fit", "Result", "NonFiniteLossError", "Preempted", "EXIT_PREEMPTED"]
@@ -87,7 +87,7 @@ def fit(config, *, resume="auto", dry_run=False, eval_only=False, stream=None):
     model summary and one batch's shapes, and returns before training; `eval_only` evaluates the
     newest checkpoint."""
     cfg = _as_config(config)
-    stream = stream or sys.stdout
+    stream = PipeSafeStream(stream or sys.stdout)
     settings = _ConfigRestorer(cfg)
     with settings, _SignalFlag() as flag:
         run = _Run(cfg, stream, flag)
@@ -125,7 +125,8 @@ class _ConfigRestorer:
 
 
 class _SignalFlag:
-    """SIGTERM and SIGINT set a flag the loop polls; a second SIGINT (or SIGTERM) raises
+    """SIGTERM, SIGINT and SIGUSR1 (SLURM's and other schedulers' "about to be preempted" notice)
+    set a flag the loop polls; a second one raises
     KeyboardInterrupt at once. Checkpoints are only renamed into place when complete, so stopping
     anywhere leaves the last committed one intact. Installed only in the main thread (Python
     delivers signals there); the previous handlers come back on exit."""
@@ -144,7 +145,7 @@ class _SignalFlag:
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGINT):
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
                 self._previous[sig] = signal.signal(sig, self._handle)
         return self
 
@@ -204,7 +205,8 @@ class _Run:
         o = cfg.optimizer
         self.steps = make_steps(self.model, loss, metrics, optimizer, input_shape=self.input_shape,
                                 schedule=self.schedule, grad_clip_norm=o.grad_clip_norm, weight_decay=o.weight_decay,
-                                ema_decay=o.ema_decay, devices=self.devices, dp=self.dp and self.dp.settings)
+                                ema_decay=o.ema_decay, devices=self.devices, dp=self.dp and self.dp.settings,
+                                skip_nonfinite=run.on_nonfinite == "skip")
         self.metric_names = ["loss"] + list(metrics)
 
     # ----- batches ---------------------------------------------------------------------------------
@@ -213,9 +215,11 @@ class _Run:
         if self.dp:
             it = self.dp.batches(self.data.train, seed=self.cfg.run.seed, epoch=epoch, start=start,
                                  batches_per_epoch=self.batches_per_epoch, shuffle=d.shuffle, augment=d.augment)
-            return data_lib.Prefetcher(it, size=d.prefetch)
-        it = data_lib.batches(self.data.train, self.batch_size, seed=self.cfg.run.seed, epoch=epoch, start=start,
-                              shuffle=d.shuffle, augment=d.augment)
+        else:
+            it = data_lib.batches(self.data.train, self.batch_size, seed=self.cfg.run.seed, epoch=epoch, start=start,
+                                  shuffle=d.shuffle, augment=d.augment)
+        if self.devices == 1:   # on several devices the step splits the host batch across them
+            it = data_lib.on_device(it)
         return data_lib.Prefetcher(it, size=d.prefetch, group_bytes=data_lib.PREFETCH_GROUP_BYTES)
 
     def _on_devices(self, batch):
@@ -310,8 +314,13 @@ class _Run:
         with log:
             if step == 0:
                 log.text("config", "```yaml\n" + config_lib.dump_yaml(cfg) + "\n```")
-            log.say(f"{'resuming at step ' + str(step) if step else 'training'}: {self.data.description}; "
-                    f"{self.total_steps} steps on {self.devices} device(s); workdir {self.workdir}")
+            if step >= self.total_steps:
+                log.say(f"the run in {self.workdir} already finished at step {step}: nothing to train (its results "
+                        "follow). To train again use another workdir (--workdir DIR, or --resume never in an "
+                        "empty one); to continue this run raise run.steps or run.epochs.", always=True)
+            else:
+                log.say(f"{'resuming at step ' + str(step) if step else 'training'}: {self.data.description}; "
+                        f"{self.total_steps} steps on {self.devices} device(s); workdir {self.workdir}")
             if self.dp:
                 self.dp.restore(meta, step)
                 log.say(self.dp.describe())
@@ -420,6 +429,8 @@ class _Loop:
         self.eval_pending = bool(meta.get("eval_pending"))
         self.last_saved = ckpt.latest_step()
         self.compile_seconds = None
+        self._intervals = (self.cfg.run.log_every, self.cfg.eval.every, self.cfg.checkpoint.every)
+        self.start_step = step
 
     def run(self):
         cfg, r, total = self.cfg, self.r, self.r.total_steps
@@ -479,19 +490,21 @@ class _Loop:
             self.epoch, self.index = self.epoch + 1, 0
 
     def _after_step(self):
-        cfg, step = self.cfg, self.step
-        if step % cfg.run.log_every == 0 or step == self.r.total_steps:
+        # runs after every step: the intervals are read from the config once (`_intervals`), a
+        # config lookup costing about a microsecond against a step of ~0.3 ms
+        step, total = self.step, self.r.total_steps
+        log_every, eval_every, ckpt_every = self._intervals
+        if step % log_every == 0 or step == total:
             self._flush_metrics()
             self._check_nonfinite()
         # evaluations come before the checkpoint of the same step, so a run resumed from that
         # checkpoint does not miss them; the end of the last epoch is evaluated after the loop
-        epoch_end = self.index == 0 and step < self.r.total_steps
-        if (cfg.eval.every and step % cfg.eval.every == 0) or (not cfg.eval.every and epoch_end):
+        if (eval_every and step % eval_every == 0) or (not eval_every and self.index == 0 and step < total):
             self._evaluate()
-        every = cfg.checkpoint.every
-        if every and step % every == 0 and step != self.last_saved:
+        if ckpt_every and step % ckpt_every == 0 and step != self.last_saved:
             self._save()
-        self._poll()
+        if self.r.flag:
+            self._poll()
 
     def _poll(self, eval_pending=False):
         """Stop here if a signal arrived: commit a checkpoint at this step, flush, raise."""
@@ -552,6 +565,8 @@ class _Loop:
                                      f"{run.max_consecutive_nonfinite})")
 
     def _evaluate(self):
+        if self.cfg.run.on_nonfinite == "stop":
+            self._check_nonfinite()
         split = self.cfg.eval.split
         values = self.r.evaluate(self.state, split)
         if values is None and self.r.flag:
@@ -570,6 +585,8 @@ class _Loop:
         return os.path.join(self.ckpt.directory, str(step))
 
     def _save(self, eval_pending=False):
+        if self.cfg.run.on_nonfinite == "stop":   # the unguarded step: never commit a non-finite state
+            self._check_nonfinite()
         self._accumulate()
         r = self.r
         meta = {"data_position": {"epoch": self.epoch, "index": self.index, "seed": self.cfg.run.seed},
@@ -591,14 +608,25 @@ class _Loop:
         return path
 
     def _summary(self, final, wall, path):
+        since = "" if not self.start_step else f"; resumed at step {self.start_step}" \
+            if self.step > self.start_step else "; it had already finished, nothing was trained"
         lines = [f"Done: {self.step} steps in {wall:.1f} s"
-                 + (f" (compile {self.compile_seconds:.1f} s)" if self.compile_seconds else "")]
+                 + (f" (compile {self.compile_seconds:.1f} s)" if self.compile_seconds else "") + since]
         if final:
             lines.append("  " + format_metrics(final).replace(" | ", "\n  "))
-        lines.append(f"  checkpoint: {path}")
-        lines.append(f"  logs: {self.log.tb_dir} (tensorboard --logdir {self.r.workdir}), {self.log.jsonl_path}")
+        lines.append(f"  checkpoint: {_shown(path)}")
+        lines.append(f"  logs: {_shown(self.log.tb_dir)} (tensorboard --logdir {_shown(self.r.workdir)}), "
+                     f"{_shown(self.log.jsonl_path)}")
         for line in lines:
             self.log.say(line, always=True)
+
+
+def _shown(path):
+    """`path` as the summary prints it: relative to the working directory when it is below it (as
+    the default workdir `runs/NAME` is given), else absolute; the same form for every path."""
+    path = os.path.abspath(path)
+    rel = os.path.relpath(path)
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
 # ----- fetching metrics ------------------------------------------------------------------------------
@@ -608,21 +636,30 @@ def _stack_scalars(scalars):
     return jnp.stack(scalars)
 
 
+_STACK_STEPS = 64   # the most steps of metrics one stacking program takes
+
+
 def _fetch_metrics(pending, width):
-    """The pending per-step metric dicts (device scalars) on the host, in one device-to-host copy.
+    """The pending per-step metric dicts (device scalars) on the host, in few device-to-host copies.
 
     Fetching them leaf by leaf costs a transfer each, tens of microseconds on a loaded CPU
     machine: for the digits MLP, copying the 250 scalars of 50 steps took about as long as the 50
-    steps (bench/RESULTS.md, "Trainer (issue 14)"). So they are stacked on the device first, padded to
-    `width` steps (the logging interval; the last dict repeated) so that one program serves
-    every interval of a run. The values are the float32 scalars the step returned, unchanged."""
+    steps (bench/RESULTS.md, "Trainer (issue 14)"). So they are stacked on the device first, in
+    chunks of `min(width, 64)` steps (`width`: the logging interval), the last chunk padded by
+    repeating its last dict, so that one program of a bounded size serves every interval of a run
+    (a program stacking a whole interval of `log_every: 20000` would take minutes to compile). The
+    values are the float32 scalars the step returned, unchanged."""
     leaves, treedef = tree_flatten(pending)
     if any(getattr(leaf, "shape", None) != () or getattr(leaf, "dtype", None) != np.float32 for leaf in leaves):
         return core.device_get(pending)
     per_step = len(leaves) // len(pending)
-    padded = leaves + leaves[-per_step:] * (max(width, len(pending)) - len(pending))
-    host = np.asarray(_stack_scalars(padded))[:len(leaves)]
-    return tree_unflatten(treedef, list(host))
+    chunk = per_step * min(max(width, 1), _STACK_STEPS)
+    host = []
+    for start in range(0, len(leaves), chunk):
+        part = leaves[start:start + chunk]
+        part = part + part[-per_step:] * ((chunk - len(part)) // per_step)
+        host.extend(np.asarray(_stack_scalars(part))[:len(leaves) - start])
+    return tree_unflatten(treedef, host)
 
 
 def _tmp():  # for the docstring example

@@ -4,7 +4,7 @@ compiled once for a run (jitted on one device, pmapped over several).
 The train state is one pytree (docs/design.md, "The trainer"):
 
     {"step": int32, "opt_state": optimizer state (holds the parameters), "layer_state": tree or None,
-     "rng": uint32[2], "ema": params or None,
+     "rng": uint32[2] (the run's key; step s draws from fold_in(rng, s)), "ema": params or None,
      "nonfinite": {"consecutive", "total", "first_step", "longest"}: int32 counters,
      "dp": {"noise_key": uint32[2]}, only in a DP-SGD run}
 
@@ -12,7 +12,8 @@ A batch is `{"x", "y", "mask"}` of a fixed size; `mask` is 1.0 for real examples
 padding of a ragged last batch, so the loss and every metric are means over real examples only
 and the step never sees a second shape. A step whose loss or gradient is not finite changes
 nothing but the counters, the step number and the key: parameters, optimizer, layer state and EMA
-stay bitwise as they were (optax's `apply_if_finite` semantics); the loop decides whether to stop.
+stay bitwise as they were (optax's `apply_if_finite` semantics) when the loop skips such steps;
+when it stops at them instead, the step applies the update unguarded and only counts.
 
 On several devices the batch has a leading device axis, gradients and metric sums are summed over
 the pmap axis `"batch"`, and the loss is normalized by the global count of real examples, so the
@@ -57,7 +58,7 @@ class StepFns(NamedTuple):
 
 
 def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=None, grad_clip_norm=None,
-               weight_decay=0.0, ema_decay=None, devices=1, dp=None):
+               weight_decay=0.0, ema_decay=None, devices=1, dp=None, skip_nonfinite=True):
     """The step functions for `model` (an `nn` layer), `loss_fn(outputs, labels) -> float[batch]`,
     `metric_fns` (`{name: f(outputs, labels) -> float[batch]}`) and an `optim` optimizer.
 
@@ -65,7 +66,10 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
     decay), `grad_clip_norm` clips the global gradient norm, `ema_decay` keeps an exponential
     moving average of the parameters, which evaluation then uses. `devices > 1` pmaps both steps.
     `dp` (a `train.dp.DpSettings`, one device) makes the train step DP-SGD's: its metrics add
-    `clipped_fraction` and `batch_size` (real examples).
+    `clipped_fraction` and `batch_size` (real examples). `skip_nonfinite=False` (the trainer's
+    `on_nonfinite: stop`) leaves out the guard's per-leaf selects, which cost the digits MLP about
+    a tenth of its step: the counters still record the first non-finite step, and the loop stops
+    before it would evaluate or checkpoint the state that step made.
     """
     opt_init, opt_update, get_params = optimizer
     axis = AXIS if devices > 1 else None
@@ -96,7 +100,11 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
     def train_step(state, batch):
         trace_counts["train"] += 1  # runs once per trace, not per call
         x, y, mask = batch["x"], batch["y"], batch["mask"]
-        rng, dropout_key = random.split(state["rng"])
+        # the step's key is a pure function of the run's key and the step number: the state's key
+        # never changes, and a model that draws nothing (no dropout) computes no key at all, as
+        # XLA drops the unused hash (a split per step is a threefry hash in every step program)
+        rng = state["rng"]
+        dropout_key = random.fold_in(rng, state["step"])
         if axis:
             dropout_key = random.fold_in(dropout_key, lax.axis_index(axis))
         count = jnp.maximum(global_sum(jnp.sum(mask)), 1.0)
@@ -126,7 +134,8 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
 
         finite = jnp.isfinite(loss) & jnp.isfinite(grad_norm)
         keep = (opt_state, layer_state, ema)
-        kept = _select(finite, keep, (state["opt_state"], state["layer_state"], state["ema"]))
+        kept = _select(finite, keep, (state["opt_state"], state["layer_state"], state["ema"])) \
+            if skip_nonfinite else keep
         nf = state["nonfinite"]
         bad = jnp.logical_not(finite).astype(jnp.int32)
         consecutive = (nf["consecutive"] + 1) * bad
@@ -144,6 +153,8 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
             metrics[name] = dp_metrics[name] if dp else global_sum(jnp.sum(fn(out, y) * mask)) / count
         if dp:
             metrics.update(dp_extras)
+        # plain float32 scalars, none weak-typed: the loop stacks them with one program per run
+        metrics = {k: lax.convert_element_type(v, jnp.float32) for k, v in metrics.items()}
         return new_state, metrics
 
     def eval_step(params, layer_state, batch):
