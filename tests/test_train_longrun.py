@@ -73,7 +73,7 @@ original = loop._Loop._after_step
 
 def after_step(self):
     original(self)
-    if self.step in (warm, steps):
+    if self.step >= warm and (self.step % 50 == 0 or self.step == steps):
         gc.collect()
         with open("/proc/self/statm") as f:
             rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -89,8 +89,11 @@ def test_memory_and_live_buffers_stay_flat_after_warm_up_S4(tmp_path):
     """S4: 2,000 steps of a small MLP through `train.fit`, with what a real run does on the way
     (logging every 100 steps, an evaluation every 250, checkpoints every 500 with old ones
     deleted, the prefetch thread): from step 500 to the end, resident memory grows by at most
-    10 MB and the number of live device arrays is the same. (Live arrays are counted by the
-    XLA client under core.runtime; core has no public count.)"""
+    10 MB and the number of live device arrays does not grow. (Live arrays are counted by the
+    XLA client under core.runtime; core has no public count.) The count is taken every 50 steps:
+    it moves with the batches the prefetch thread has put on the device and not yet handed over,
+    so the test compares the highest count of the last 250 steps with the highest of the first
+    250 after warm-up; a leak of one array per 100 steps would add 15."""
     cfg = tiny_config(tmp_path / "w", run={"steps": LONG_STEPS, "log_every": 100, "compilation_cache": False},
                       eval={"every": 250}, checkpoint={"every": 500, "keep": 2})
     env = dict(os.environ, PYTHONPATH=ROOT)
@@ -103,4 +106,7 @@ def test_memory_and_live_buffers_stay_flat_after_warm_up_S4(tmp_path):
     print(f"S4: resident memory {warm['rss'] / 2**20:.1f} MB at step {WARM_STEPS}, {end['rss'] / 2**20:.1f} MB "
           f"at step {LONG_STEPS} ({growth_mb:+.2f} MB); live arrays {warm['live_arrays']} -> {end['live_arrays']}")
     assert growth_mb <= 10, marks
-    assert end["live_arrays"] == warm["live_arrays"], marks
+    counts = [(int(k), v["live_arrays"]) for k, v in marks.items()]
+    first = max(c for k, c in counts if k <= WARM_STEPS + 250)
+    last = max(c for k, c in counts if k >= LONG_STEPS - 250)
+    assert last <= first, marks
