@@ -10,6 +10,8 @@ literal (the parametrize tables). Run `python tests/numpy_coverage.py` (or `make
 Then it compares name lists and prints the names still missing:
 - NumPy's public names (`numpy.__all__`, and `numpy.linalg`'s and `numpy.fft`'s as `linalg.name`,
   `fft.name`, listed from the installed NumPy at run time) with `core.numpy`'s;
+- jax.numpy 0.10.2's public names (with `linalg.` and `fft.`), recorded in
+  `tests/jax_numpy_names.txt`, with `core.numpy`'s;
 - `core.lax`'s public names (and `core.lax.linalg`'s, as `linalg.name`) with jax.lax 0.10.2's,
   recorded in `tests/jax_lax_names.txt`;
 - for each SciPy subpackage issue 16 names (linalg, optimize, signal, special, stats),
@@ -125,6 +127,26 @@ def numpy_names_coverage():
     return _split(numpy_names(), jnp)
 
 
+JAX_NUMPY_NAMES = os.path.join(ROOT, "tests", "jax_numpy_names.txt")
+
+
+def _recorded(path):
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
+
+
+def jax_numpy_names():
+    """jax.numpy 0.10.2's public names (linalg's and fft's as `linalg.name`, `fft.name`), as
+    recorded in the data file."""
+    return _recorded(JAX_NUMPY_NAMES)
+
+
+def jax_numpy_names_coverage():
+    """(present, missing): jax.numpy's public names that `core.numpy` has, and those it lacks."""
+    import core.numpy as jnp
+    return _split(jax_numpy_names(), jnp)
+
+
 JAX_SCIPY_NAMES = os.path.join(ROOT, "tests", "jax_scipy_names.txt")
 SCIPY_SUBPACKAGES = ("linalg", "optimize", "signal", "special", "stats")
 
@@ -132,8 +154,7 @@ SCIPY_SUBPACKAGES = ("linalg", "optimize", "signal", "special", "stats")
 def jax_scipy_names(sub):
     """jax.scipy.<sub> 0.10.2's public names (a stats distribution as `norm`, its functions as
     `norm.pdf`), as recorded in the data file."""
-    with open(JAX_SCIPY_NAMES) as f:
-        lines = [line.strip() for line in f if line.strip() and not line.startswith("#")]
+    lines = _recorded(JAX_SCIPY_NAMES)
     return [line[len(sub) + 1:] for line in lines if line.startswith(sub + ".")]
 
 
@@ -157,6 +178,7 @@ def main():
     if "--list" in sys.argv:
         print("untested:", " ".join(untested))
     print_numpy_names_section()
+    print_jax_numpy_names_section()
     print_lax_section()
     print_scipy_section()
 
@@ -175,6 +197,12 @@ def print_numpy_names_section():
 def print_lax_section():
     present, missing = lax_coverage()
     print(f"jax.lax 0.10.2 public names in core.lax: {len(present)} of {len(present) + len(missing)}")
+    print("missing:", " ".join(missing))
+
+
+def print_jax_numpy_names_section():
+    present, missing = jax_numpy_names_coverage()
+    print(f"jax.numpy 0.10.2 public names in core.numpy: {_ratio(present, missing)}")
     print("missing:", " ".join(missing))
 
 

@@ -59,3 +59,16 @@ def test_scipy_section_compares_with_jax_scipy_and_scipy_names():
     # helpers a module imports (core.scipy.special imports `lax`) are not counted as its names
     assert not numpy_coverage._has_dotted(__import__("core.scipy.special").scipy.special, "lax")
     assert "OptimizeResults" in numpy_coverage.scipy_coverage("optimize")["jax"][0]
+
+
+def test_jax_numpy_section_compares_with_the_recorded_jax_numpy_names():
+    import core.numpy as jnp
+    names = numpy_coverage.jax_numpy_names()
+    assert len(names) == len(set(names)) > 400 and "einsum" in names and "linalg.eigvals" in names
+    present, missing = numpy_coverage.jax_numpy_names_coverage()
+    assert sorted(present + missing) == sorted(names)
+    assert {"roots", "linalg.eig", "fft.rfft", "ndarray"} <= set(present)
+    for name in missing:  # each missing name really is absent
+        module, _, leaf = name.rpartition(".")
+        assert not hasattr(getattr(jnp, module) if module else jnp, leaf), name
+    assert len(present) >= 423, f"only {len(present)} of jax.numpy's names; missing: {missing}"
