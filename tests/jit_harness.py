@@ -138,10 +138,11 @@ NEEDS_CONCRETE = {
     # mode='raise' checks index values on the host (JAX has no 'raise' under jit either)
     "choose": lambda ba: ba.arguments.get("mode") == "raise",
     "ravel_multi_index": lambda ba: ba.arguments.get("mode") == "raise",
-    # issue 16's additions: unique's array-API forms and mask_indices without size=, roots (no
-    # traceable non-symmetric eigensolver yet), and trimming leading zeros of a polynomial
+    # issue 16's additions: unique's array-API forms and mask_indices without size=, roots with
+    # strip_zeros=True (the default: the output's length depends on the leading and trailing zeros,
+    # as in JAX), and trimming leading zeros of a polynomial
     **{name: _no_size for name in ("unique_values", "unique_counts", "unique_inverse", "unique_all", "mask_indices")},
-    "roots": _always,
+    "roots": lambda ba: bool(ba.arguments.get("strip_zeros")),
     "polymul": lambda ba: bool(ba.arguments.get("trim_leading_zeros")),
     "polydiv": lambda ba: bool(ba.arguments.get("trim_leading_zeros")),
 }

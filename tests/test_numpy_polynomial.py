@@ -1,6 +1,6 @@
 """polyval, polyfit, roots, vander, poly, polyadd/sub/mul, polyder, polyint against NumPy in float64
-(and float32), derivatives against finite differences, and a jitted run (all but roots, which is
-eager-only)."""
+(and float32), derivatives against finite differences, and a jitted run (roots under jit with strip_zeros=False, as
+JAX's)."""
 import numpy as np
 import pytest
 
@@ -129,8 +129,54 @@ def test_under_jit_and_roots_refuses_tracers():
     tu.assert_allclose(pm, np.convolve(x.astype(np.float64), y), np.float32, atol=1e-5, rtol=1e-5)
     trimmed = jnp.polymul(x, y, trim_leading_zeros=True)
     tu.assert_allclose(trimmed, np.polymul(x.astype(np.float64), y), np.float32, atol=1e-5, rtol=1e-5)
-    with pytest.raises(TypeError, match="roots needs concrete coefficients"):
+    # the default strip_zeros=True fixes the output's length from the values: concrete input only
+    with pytest.raises(core.errors.ConcretizationTypeError,
+                       match=r"roots\(p\) with strip_zeros=True needs concrete coefficients \(got a traced "
+                             r"float32\[5\]\).*pass strip_zeros=False"):
         core.jit(jnp.roots)(y)
+
+
+# (coefficients, number of leading zeros): strip_zeros=False keeps len(p) - 1 roots, NaN for each leading zero
+ROOTS_UNDER_JIT = [np.array([1.0, -3.0, 2.0]), np.array([2.0, 1.0, -4.0, 0.5]), np.array([1.0, 0.0, 1.0]),
+                   np.array([0.0, 1.0, -3.0, 2.0]), np.array([0.0, 0.0, 2.0, -1.0, 0.0]),
+                   np.array([1.0, -1j, 2.0 + 1j]), np.array([3.0])]
+
+
+def test_roots_strip_zeros_false_under_jit_match_numpy(x64):
+    f = core.jit(lambda p: jnp.roots(p, strip_zeros=False))
+    for p in ROOTS_UNDER_JIT:
+        out = np.asarray(f(p))
+        assert out.dtype == np.complex128 and out.shape == (p.size - 1,), p
+        leading = int(np.argmax(p != 0))
+        assert np.isnan(out[out.size - leading:]).all() and not np.isnan(out[:out.size - leading]).any(), (p, out)
+        np.testing.assert_allclose(np.sort_complex(out[:out.size - leading]), np.sort_complex(np.roots(p)),
+                                   atol=1e-12, err_msg=str(p))
+    # float32 coefficients give complex64 roots, as JAX's
+    r32 = f(np.array([1.0, -3.0, 2.0], np.float32))
+    assert r32.dtype == np.complex64
+    np.testing.assert_allclose(np.sort_complex(np.asarray(r32)), [1, 2], atol=1e-5)
+
+
+def test_roots_strip_zeros_false_under_vmap_match_a_loop(x64):
+    batch = np.array([[1.0, -3.0, 2.0, 0.5], [2.0, 0.0, -1.0, 0.25], [1.0, 1.0, 1.0, 1.0]])
+    out = np.asarray(core.vmap(lambda p: jnp.roots(p, strip_zeros=False))(batch))
+    for row, p in zip(out, batch):
+        np.testing.assert_allclose(np.sort_complex(row), np.sort_complex(np.roots(p)), atol=1e-12)
+
+
+def test_roots_gradient_is_the_implicit_function_formula(x64):
+    # distinct real roots r of p: dr/dp_k = -r^(n-k) / p'(r), from p(r) = 0 differentiated in p_k
+    p = np.array([2.0, 1.0, -4.0, 0.5])
+    n = p.size - 1
+    jac = np.asarray(core.jit(core.jacrev(lambda q: jnp.sort(jnp.roots(q, strip_zeros=False).real)))(p))
+    r = np.sort(np.roots(p).real)
+    expected = -r[:, None] ** (n - np.arange(n + 1))[None, :] / np.polyval(np.polyder(p), r)[:, None]
+    np.testing.assert_allclose(jac, expected, rtol=1e-9, atol=1e-12)
+    # and against central differences of NumPy's roots
+    h = 1e-6
+    fd = np.stack([(np.sort(np.roots(p + h * e).real) - np.sort(np.roots(p - h * e).real)) / (2 * h)
+                   for e in np.eye(n + 1)], axis=1)
+    np.testing.assert_allclose(jac, fd, rtol=1e-6, atol=1e-8)
 
 
 def test_errors_name_the_problem():

@@ -108,7 +108,8 @@ NEEDS_CONCRETE_CASES = {
     "unique_inverse": (jnp.unique_inverse, (_X,), r"concrete.*size="),
     "unique_all": (jnp.unique_all, (_X,), r"concrete.*size="),
     "mask_indices": (lambda k: jnp.mask_indices(3, lambda m, _: jnp.triu(m) * k), (_X[1],), r"must be concrete.*size="),
-    "roots": (jnp.roots, (_X,), r"roots needs concrete coefficients"),
+    "roots": (jnp.roots, (_X,), r"roots\(p\) with strip_zeros=True needs concrete coefficients "
+                                r"\(got a traced float32\[6\]\).*pass strip_zeros=False"),
     "polymul": (lambda a: jnp.polymul(a, a, trim_leading_zeros=True), (_X,), r"polymul.*needs concrete"),
     "polydiv": (lambda a: jnp.polydiv(a, a[:2] + 1, trim_leading_zeros=True), (_X,), r"polydiv.*needs concrete"),
     "getitem_mask": (lambda x, b: x[b], (_X, _B), r"boolean indices must be concrete.*size="),

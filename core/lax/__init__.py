@@ -13,6 +13,7 @@ from .prng import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .incomplete import *  # noqa: F401,F403
 from .compositions import *  # noqa: F401,F403
 from .program_control import *  # noqa: F401,F403
 from . import linalg  # noqa: F401

@@ -1,16 +1,18 @@
 """NumPy's legacy polynomial functions over coefficient arrays, highest power first: `polyval`,
 `polyfit`, `roots`, `vander`, `poly`, `polyadd`, `polysub`, `polymul`, `polyder`, `polyint`.
 
-All but `roots` and `poly` are built from lax operations with static shapes, so they run under jit and
-differentiate. `roots` needs the eigenvalues of a general (non-symmetric) companion matrix, which
-`core.numpy.linalg` does not have yet: it runs eagerly only (it refuses tracers with an error),
-stripping leading zeros from concrete coefficients as NumPy does, and returns complex roots as JAX
-does (NumPy returns a real array when every root is real).
+All are built from lax operations with static shapes, so they run under jit and differentiate,
+except where an output's shape depends on values: `roots` is the eigenvalues of the companion
+matrix (`linalg.eigvals`); its default `strip_zeros=True` strips zeros from concrete coefficients
+as NumPy does, while `strip_zeros=False` runs under jit as JAX's (leading zeros give NaN roots). It
+returns complex roots as JAX does (NumPy returns a real array when every root is real). `poly` of a
+square matrix takes its eigenvalues eagerly.
 """
 import numpy as np
 
 from .. import dtypes
 from .. import lax
+from ..errors import ConcretizationTypeError
 from ..trace import Tracer
 from ._util import asarray_operand, check_arraylike, promote_dtypes, promote_dtypes_inexact
 from . import ufuncs as _u
@@ -20,6 +22,8 @@ from . import products as _p
 from . import linalg as _linalg
 from . import signal as _signal
 from . import creation as _c
+from . import indexing as _indexing
+from . import sorting as _sort
 
 __all__ = ["vander", "polyval", "polyfit", "roots", "poly", "polyadd", "polysub", "polymul", "polyder",
            "polyint", "polydiv"]
@@ -141,41 +145,66 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     return c
 
 
+def _companion_roots(p):
+    """The eigenvalues of the companion matrix of `p` (1-D, leading coefficient non-zero): the
+    roots of the polynomial, complex, in LAPACK's order. Traceable (static shapes only)."""
+    n = p.shape[0] - 1
+    if n < 1:
+        return _c.zeros((0,), np.result_type(p.dtype, np.complex64))
+    # first row -p[1:] / p[0], then the shifted identity [I | 0] below it
+    first = lax.reshape(_u.negative(p[1:]) / p[0], (1, n))
+    return _linalg.eigvals(_m.concatenate([first, _c.eye(n - 1, n, dtype=p.dtype)], axis=0))
+
+
+def _roots_leading_zeros_nan(p):
+    """JAX's `roots(p, strip_zeros=False)`: the number of leading zeros k is traced, so the output
+    keeps the length len(p) - 1; the leading zeros are rolled to the end (each adds a zero root of
+    the rolled polynomial), the zero roots sorted last, and the last k set to NaN."""
+    k = _r.argmin(p == 0)  # the first non-zero coefficient (0 when every coefficient is zero)
+    found = _companion_roots(_m.roll(p, -k))
+    n = found.shape[0]
+    if n == 0:
+        return found
+    zeros_last = _sort.argsort(found == 0, stable=True)
+    found = _indexing.take(found, zeros_last)
+    nan = np.array(complex(np.nan, np.nan), found.dtype)
+    return _indexing.where(_c.arange(n) < n - k, found, nan)
+
+
 def roots(p, *, strip_zeros=True):
     """The roots of the polynomial with coefficients `p` (highest power first), as complex numbers:
-    the eigenvalues of its companion matrix. Leading zeros are stripped and trailing zeros give
-    zero roots, as in NumPy. Runs eagerly only (see the module docstring).
+    the eigenvalues of its companion matrix (complex64 for 32-bit input, as JAX).
+
+    With `strip_zeros=True` (the default) leading zeros are stripped and trailing zeros give zero
+    roots, as in NumPy; the output's length depends on the values, so the coefficients must be
+    concrete (outside jit, vmap and grad). With `strip_zeros=False` it runs under any
+    transformation, as JAX's does: the output has length len(p) - 1 and each leading zero yields a
+    NaN root instead of being stripped.
 
     Example:
         >>> r = jnp.roots(jnp.array([1.0, -3.0, 2.0]))
         >>> np.sort_complex(np.asarray(r))
         array([1.+0.j, 2.+0.j], dtype=complex64)
+        >>> r = core.jit(lambda p: jnp.roots(p, strip_zeros=False))(jnp.array([0.0, 1.0, -1.0]))
+        >>> np.asarray(r)
+        array([ 1. +0.j, nan+nanj], dtype=complex64)
     """
     p = _coefficients("roots", p)
-    if isinstance(p, Tracer):
-        raise TypeError("jnp.roots needs concrete coefficients: it computes the eigenvalues of a non-symmetric "
-                        "matrix, which core.numpy.linalg does not offer under tracing yet. Call it outside "
-                        "jit/grad/vmap.")
     (p,) = promote_dtypes_inexact(p)
-    cdtype = np.result_type(p.dtype, np.complex64)
-    coeffs = np.asarray(p)
-    nonzero = np.flatnonzero(coeffs)
     if not strip_zeros:
-        if coeffs.size and coeffs[0] == 0:
-            raise ValueError("roots: with strip_zeros=False the leading coefficient must be non-zero")
-        nonzero = np.arange(coeffs.size)
+        return _roots_leading_zeros_nan(p)
+    if isinstance(p, Tracer):
+        raise ConcretizationTypeError(
+            f"jnp.roots(p) with strip_zeros=True needs concrete coefficients (got a traced "
+            f"{p.dtype}{list(p.shape)}): the number of leading zeros it strips fixes the output's length. "
+            "Under jit/vmap/grad pass strip_zeros=False (leading zeros then give NaN roots, as in JAX), "
+            "or call it outside the transformation.")
+    nonzero = np.flatnonzero(np.asarray(p))
     if nonzero.size == 0:
-        return asarray_operand(np.zeros(0, cdtype))
-    trailing = coeffs.size - nonzero[-1] - 1
-    coeffs = coeffs[nonzero[0]:nonzero[-1] + 1]
-    n = coeffs.size - 1
-    if n > 0:
-        companion = np.diag(np.ones(n - 1, coeffs.dtype), -1)
-        companion[0, :] = -coeffs[1:] / coeffs[0]
-        found = np.linalg.eigvals(companion.astype(np.float64 if coeffs.dtype.kind == "f" else np.complex128))
-    else:
-        found = np.zeros(0)
-    return asarray_operand(np.concatenate([found, np.zeros(trailing)]).astype(cdtype))
+        return _c.zeros((0,), np.result_type(p.dtype, np.complex64))
+    trailing = p.shape[0] - int(nonzero[-1]) - 1
+    found = _companion_roots(p[int(nonzero[0]):int(nonzero[-1]) + 1])
+    return _m.concatenate([found, _c.zeros((trailing,), found.dtype)])
 
 
 def poly(seq_of_zeros):
