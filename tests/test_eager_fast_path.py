@@ -232,3 +232,21 @@ def test_no_memory_growth_over_100k_fast_calls(pure_python):
     assert r["last"] == 4.0
     # 300,000 executions; a leak of one buffer, Array or queued reference per call would be 20+ MB
     assert r["after"] - r["before"] < 4.0, r
+
+
+def test_one_operand_functions_keep_float_types_and_promote_the_rest():
+    # A single float16/bfloat16/float32 Array skips promotion (numpy/_util.py); others promote
+    # as JAX does: ints and bools to float32 for inexact functions, bools to int32 for square.
+    v = np.array([0.25, 1.5], np.float64)
+    for dt in (np.float16, core.dtypes.bfloat16, np.float32):
+        out = jnp.sin(jnp.asarray(v.astype(dt)))
+        assert out.dtype == dt and not out.weak_type
+        np.testing.assert_allclose(np.asarray(out, np.float64), np.sin(v.astype(dt).astype(np.float64)),
+                                   rtol=1e-2 if dt != np.float32 else 1e-6)
+    weak = jnp.exp(jnp.asarray(0.5))
+    assert weak.dtype == np.float32 and weak.weak_type and float(weak) == pytest.approx(np.exp(0.5), rel=1e-6)
+    ints = jnp.sin(jnp.arange(3))
+    assert ints.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(ints), np.sin([0.0, 1.0, 2.0]), rtol=1e-6)
+    sq = jnp.square(jnp.asarray([True, False]))
+    assert sq.dtype == np.int32 and np.asarray(sq).tolist() == [1, 0]
