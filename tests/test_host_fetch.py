@@ -114,6 +114,12 @@ def test_fetched_value_is_read_only_as_in_jax():
     v = np.asarray(r)
     with pytest.raises(ValueError, match="read-only"):
         v[0] = 1.0
+    # the flags are checked until one fetch shows NumPy's DLPack import read-only: every later
+    # one must be too (fresh results of several dtypes and shapes)
+    for i in range(20):
+        for value in (np.asarray(_f(_x, _y) + float(i)), np.asarray(jnp.arange(i + 1)),
+                      np.asarray(jnp.ones((2, i + 1), jnp.uint8) * 3)):
+            assert not value.flags.writeable
     got = core.device_get({"r": _f(_x, _y)})["r"]
     with pytest.raises(ValueError, match="read-only"):
         got[0] = 1.0

@@ -64,19 +64,29 @@ def to_numpy(buf, dtype=None):
     of a ~20 us fetch of a fresh (8,) result; docs/design.md, Known deviations). It remains the
     route on GPU and for the dtypes NumPy cannot take through DLPack (bfloat16, float8, int4).
     """
-    if _host_is_device() and (dtype is None or dtype.kind in "biufc"):
+    if (_platform[0] if _platform else _host_is_device()) and (dtype is None or dtype.kind in "biufc"):
         try:
-            value = np.from_dlpack(_DLPackCapsule(_xla.buffer_to_dlpack_managed_tensor(buf)))
+            value = _from_dlpack(_DLPackCapsule(_to_dlpack(buf)))
         except (BufferError, RuntimeError, TypeError):
             if buf.is_deleted():
                 raise
             # a dtype that NumPy refuses (dtype unknown to the caller): jaxlib's reader below
         else:
-            if value.flags.writeable:  # NumPy marks legacy DLPack imports read-only; make sure
-                value.flags.writeable = False
+            # NumPy marks legacy (unversioned) DLPack imports read-only, as they must be. Until a
+            # fetch has shown that this NumPy does, every value is checked (~0.2 us of flags)
+            if _check_writeable[0]:
+                if value.flags.writeable:
+                    value.flags.writeable = False
+                else:
+                    _check_writeable[0] = False
             return value
     value, _ = buf._single_device_array_to_np_array_did_copy()
     return value
+
+
+_to_dlpack = _xla.buffer_to_dlpack_managed_tensor
+_from_dlpack = np.from_dlpack
+_check_writeable = [True]
 
 
 # Waits for every buffer of a list in one call (a deleted one is a RuntimeError).
