@@ -484,6 +484,31 @@ WORKLOADS: dict[str, Workload] = {
             peers=JIT_PEERS, na_note="latency of a jitted call and its host fetch: jit peers only",
         ),
         Workload(
+            "eager_add_block_pool",
+            "block_until_ready(x + y), eager, on two (8,) float32 arrays rotating over a "
+            "pool (torch: x + y, it is synchronous); per op",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=200,
+        ),
+        Workload(
+            "eager_chain10_block_pool",
+            "the eager_chain10 chain (10 elementwise ops) on a (1000,) float32 array "
+            "rotating over a pool, block_until_ready on its result; per chain",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=50,
+        ),
+        Workload(
+            "pjrt_floor_add_small",
+            "the floor under eager_add_block_pool: purenn's compiled x + y program run "
+            "by a raw execute_sharded(bufs).consume_with_handlers(handlers) call on "
+            "ready buffers of the same pool, then block_until_ready on the jaxlib "
+            "array; per call",
+            unit="us", higher_is_better=False,
+            target_s=0.05, samples=9, warmup=200,
+            peers=("purenn",),
+            na_note="jaxlib's execute call as purenn makes it (the same jaxlib 0.10.2 as jax's)",
+        ),
+        Workload(
             "mlp_step_global_1dev",
             f"the 1-device reference for `pmap_mlp_step_2dev`: the same Adam step "
             f"of the same MLP on the whole global batch of {PMAP_GLOBAL_BATCH} on "
@@ -536,6 +561,10 @@ def make_inputs_np(name: str):
         x = (np.arange(SMALL_N, dtype=np.float32) / np.float32(SMALL_N))
         y = np.linspace(0.5, 1.5, SMALL_N, dtype=np.float32)
         return (x, y)
+    if name in ("eager_add_block_pool", "pjrt_floor_add_small"):
+        return make_inputs_np("fetch_fresh_small")
+    if name == "eager_chain10_block_pool":
+        return (rng.random((LATENCY_POOL, CHAIN_N), dtype=np.float32),)
     if name in LATENCY_SMALL:
         # a pool of (x, y) pairs, each (8,) float32: shape (LATENCY_POOL, 2, 8)
         x = rng.standard_normal((LATENCY_POOL, SMALL_N), dtype=np.float32)

@@ -225,6 +225,7 @@ _fast_key_of = operator.attrgetter("_fkey")
 _buf_of = operator.attrgetter("_buf")
 _new_array = Array.__new__
 _MISS = object()   # `_tree_call`'s "not served here"
+_count_execution = _executable.count_execution  # empties jaxlib's release queue now and then
 _flags = config.__dict__
 
 
@@ -543,6 +544,7 @@ class _JitFunction(_JitBase):
             outs = execute(const_bufs + bufs if const_bufs else bufs).consume_with_handlers(handlers)
         except RuntimeError:  # e.g. a deleted (donated) argument: the general path names it
             return _MISS
+        _count_execution()
         return out_treedef.unflatten([Array(b, av) for b, av in zip(outs, out_avals)])
 
     def _remember_tree(self, args, flat, program, consts, out_tree, token):
@@ -659,6 +661,7 @@ def _python_call(self, *args, **kwargs):
         if entry is not None and entry[0] is _flags["_jit_fast_token"]:
             _, execute, handlers, const_bufs, out_avals, out_tree = entry
             outs = execute(const_bufs + bufs if const_bufs else bufs).consume_with_handlers(handlers)
+            _count_execution()
             if out_tree is None:  # a single array output, built as Array.__init__ would (~100 ns less)
                 out = _new_array(Array)
                 out._buf, out.aval, out._npy, out._device, out._fkey = outs[0], out_avals[0], None, None, \

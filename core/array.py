@@ -59,7 +59,11 @@ class Array:
                                "to a jitted function or deleted explicitly; use the function's output instead.)")
 
     def __array__(self, dtype=None, copy=None):
-        v = self._value()
+        v = self._npy
+        if v is None:
+            v = self._value()
+        if dtype is None and not copy:  # np.asarray(x): the common case first
+            return v
         if dtype is not None and np.dtype(dtype) != v.dtype:
             return v.astype(dtype)
         if copy:

@@ -6,7 +6,10 @@ Two debugging aids hang off this path and cost nothing while off: with `debug_na
 rule in `nan_rerun_rules`, such as `jit`, is then re-run op by op to find the equation that made
 it); and an execution that fails because an operand was donated (deleted) is reported as such.
 """
+import collections
+import os
 import re
+import threading
 import warnings
 
 import numpy as np
@@ -14,12 +17,110 @@ import numpy as np
 from . import dtypes
 from .array import Array, to_array
 from .config import config as _config
+from .trace import _state as _trace_state, EvalTrace
 from .interpreters import lowering
 from .runtime import executable as _executable
 from .runtime import client as _client
 
-eager_cache = _executable.register_cache("eager", _executable.ExecutableCache(maxsize=4096))
 _flags = _config.__dict__  # the flags are plain instance attributes: a dict read is the cheapest check
+
+
+# ----- the fast path -------------------------------------------------------------------------------
+# An eager application whose arguments are all uncommitted Arrays, seen before under the current
+# config, runs its remembered executable straight away: no avals, no LRU, no abstract evaluation.
+# Each primitive keeps its own table (`Primitive._eager_fast`), keyed on the arguments' `_fkey`s
+# (interned ids of their avals, weak type included) and the params in call order:
+#   one argument and no params: its `_fkey` (an int); otherwise the tuple
+#   (fkey_0, ..., fkey_n-1, name_0, value_0, name_1, value_1, ...).
+# An entry is (token, execute, handlers, out_avals, out_fkeys, multiple_results), valid while
+# `token` is `config._jit_fast_token`: None while debug_nans/debug_infs, disable_jit or a per-thread
+# override is on, and a new object after every config change, so nothing remembered before
+# key-reuse checking was turned on runs while it is on (entries are not remembered while it is).
+# The lookup is written twice: in C as `Primitive.bind` (core/_jitfast.c) and in Python at the
+# top of `apply_primitive`, the fallback and the reference. `eager_fast_limit` bounds the entries of
+# all tables together, oldest out first.
+
+eager_fast_limit = 4096
+_fast_order = collections.OrderedDict()  # (primitive, key) -> None, in the order remembered
+_fast_lock = threading.Lock()
+_fast_hits = [0]  # served by the Python path (the C path counts its own)
+_count_execution = _executable.count_execution
+
+try:
+    if os.environ.get("PURENN_PURE_PYTHON_JIT", "") == "1":
+        raise ImportError("PURENN_PURE_PYTHON_JIT=1")
+    from . import _jitfast
+    if not hasattr(_jitfast, "configure_eager"):  # an extension built before the eager path
+        raise ImportError("core._jitfast has no eager fast path")
+except ImportError:
+    _jitfast = None
+
+
+def _fast_key(args, params):
+    """The key of this application in its primitive's `_eager_fast`, or None if it does not qualify."""
+    if len(args) == 1 and not params:
+        a = args[0]
+        return a._fkey if type(a) is Array else None  # `_fkey` is None when committed
+    key = []
+    for a in args:
+        if type(a) is not Array or a._fkey is None:
+            return None
+        key.append(a._fkey)
+    for item in params.items():
+        key.extend(item)
+    return tuple(key)
+
+
+def _remember_fast(prim, args, params, token, exe, out_avals):
+    """Keep `exe` for the fast path under this application's key, if it qualifies."""
+    if token is None or _flags["debug_key_reuse"] or not isinstance(prim._eager_fast, dict):
+        return
+    key = _fast_key(args, params)
+    if key is None:
+        return
+    try:
+        hash(key)
+    except TypeError:
+        return
+    entry = (token, exe.loaded.execute_sharded, exe.handlers, tuple(out_avals),
+             tuple(a.type_id for a in out_avals), bool(prim.multiple_results))
+    with _fast_lock:
+        prim._eager_fast[key] = entry
+        _fast_order[(prim, key)] = None
+        _fast_order.move_to_end((prim, key))
+        while len(_fast_order) > eager_fast_limit:
+            (p, k), _ = _fast_order.popitem(last=False)
+            p._eager_fast.pop(k, None)
+
+
+def _clear_fast():
+    with _fast_lock:
+        for p, k in _fast_order:
+            p._eager_fast.pop(k, None)
+        _fast_order.clear()
+        _fast_hits[0] = 0
+        if _jitfast is not None:
+            _jitfast.reset_eager_hits()
+
+
+class _EagerCache(_executable.ExecutableCache):
+    """The eager executables (LRU), whose counters also report the fast path: `hits` counts both,
+    `fast_hits` the fast path's alone, `fast_size` its remembered entries."""
+
+    def clear(self):
+        super().clear()
+        _clear_fast()
+
+    def info(self):
+        info = super().info()
+        fast = _fast_hits[0] + (_jitfast.eager_hits() if _jitfast is not None else 0)
+        info["hits"] += fast
+        info["fast_hits"] = fast
+        info["fast_size"] = len(_fast_order)
+        return info
+
+
+eager_cache = _executable.register_cache("eager", _EagerCache(maxsize=4096))
 
 # prim -> rule(args, params, kind): re-runs a primitive that holds a program op by op with the
 # NaN/Inf checks on, raising the precise error; it returns if the re-run finds nothing.
@@ -27,6 +128,29 @@ nan_rerun_rules = {}
 
 
 def apply_primitive(prim, args, params):
+    fast = prim._eager_fast
+    if fast:
+        try:
+            entry = fast.get(_fast_key(args, params))
+        except TypeError:  # an unhashable param: reported below as it always was
+            entry = None
+        if entry is not None and entry[0] is _flags["_jit_fast_token"]:
+            _, execute, handlers, out_avals, out_fkeys, multiple = entry
+            try:
+                outs = execute([a._buf for a in args]).consume_with_handlers(handlers)
+            except RuntimeError:
+                _raise_if_deleted(args)
+                raise
+            _count_execution()
+            _fast_hits[0] += 1
+            if multiple:
+                return [Array(b, a) for b, a in zip(outs, out_avals, strict=True)]
+            return Array(outs[0], out_avals[0])
+    return _apply_slow(prim, args, params)
+
+
+def _apply_slow(prim, args, params):
+    token = _flags["_jit_fast_token"]  # read first: a config change while this runs must not be labelled current
     avals = []
     bufs = []
     device = None
@@ -58,10 +182,12 @@ def apply_primitive(prim, args, params):
         result = [Array(b, a, device) for b, a in zip(outs, out_avals, strict=True)]
         if _flags["check_outputs"]:
             check_invalid_values(prim, args, params, result)
-        return result
-    result = Array(outs[0], out_avals[0], device)
-    if _flags["check_outputs"]:
-        check_invalid_values(prim, args, params, [result])
+    else:
+        result = Array(outs[0], out_avals[0], device)
+        if _flags["check_outputs"]:
+            check_invalid_values(prim, args, params, [result])
+    if device is None and token is not None:
+        _remember_fast(prim, args, params, token, exe, out_avals)
     return result
 
 
@@ -192,3 +318,8 @@ def _move_to(args, device):
                              "Move the arrays to one device with core.device_put(x, device).")
         bufs.append(a._buf)
     return bufs
+
+
+if _jitfast is not None:
+    _jitfast.configure_eager(_trace_state, EvalTrace, _flags, Array, _raise_if_deleted,
+                             _executable.collect_garbage, _executable.EXECUTIONS_PER_COLLECT)

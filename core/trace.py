@@ -6,27 +6,44 @@ eagerly on the device; the staging, jvp and batching traces added by later issue
 transform it. A transformation sets the current trace for the extent of the function it traces.
 """
 import contextlib
+import os
 import threading
+
+try:  # Primitive.bind's eager fast path in C (core/_jitfast.c); without it, dispatch.apply_primitive's
+    if os.environ.get("PURENN_PURE_PYTHON_JIT", "") == "1":  # lookup in Python is the same path
+        raise ImportError("PURENN_PURE_PYTHON_JIT=1")
+    from ._jitfast import PrimitiveBase as _PrimitiveBase
+except ImportError:
+    _PrimitiveBase = object
 
 __all__ = ["Primitive", "Trace", "EvalTrace", "Tracer", "current_trace", "set_current_trace",
            "escaped_tracer_error"]
 
 
-class Primitive:
+class Primitive(_PrimitiveBase):
     """A named operation. Rules live in the interpreters' tables, keyed by the primitive object;
-    the shape and dtype rule lives on the primitive itself (`abstract_eval`)."""
+    the shape and dtype rule lives on the primitive itself (`abstract_eval`).
+
+    `_eager_fast` holds the executables of this primitive's eager applications, by argument types
+    and params (filled and read by core/dispatch.py). `bind` is `_bind_slow` below when the C
+    extension is not built; with it, `bind` is the C base's, which runs a remembered executable
+    for qualifying eager calls and calls `_bind_slow` for everything else."""
     multiple_results = False
 
     def __init__(self, name, multiple_results=False):
         self.name = name
         self.multiple_results = multiple_results
         self.abstract_eval = None
+        self._eager_fast = {}
 
-    def bind(self, *args, **params):
+    def _bind_slow(self, *args, **params):
         trace = _state.trace
         if trace.__class__ is EvalTrace:  # the eager hot path skips one call
             return _apply_primitive(self, args, params)
         return trace.process_primitive(self, args, params)
+
+    if _PrimitiveBase is object:
+        bind = _bind_slow
 
     def def_abstract_eval(self, rule):
         self.abstract_eval = rule

@@ -92,7 +92,7 @@ def test_fetched_values_match_numpy():
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "uint8", "bool", "complex64"])
 @pytest.mark.parametrize("shape", [(), (0,), (3, 4)])
 def test_fetch_dtypes_and_shapes(dtype, shape):
-    # bfloat16 is one NumPy cannot take through DLPack: it takes jaxlib's reader instead
+    # bfloat16 is one the buffer protocol does not carry: it takes jaxlib's reader instead
     rng = np.random.default_rng(0)
     host = (rng.standard_normal(shape) * 4).astype(np.float32)
     if dtype == "bool":
@@ -114,6 +114,11 @@ def test_fetched_value_is_read_only_as_in_jax():
     v = np.asarray(r)
     with pytest.raises(ValueError, match="read-only"):
         v[0] = 1.0
+    # every fetch, not only the first, is a read-only view (fresh results of several dtypes and shapes)
+    for i in range(20):
+        for value in (np.asarray(_f(_x, _y) + float(i)), np.asarray(jnp.arange(i + 1)),
+                      np.asarray(jnp.ones((2, i + 1), jnp.uint8) * 3)):
+            assert not value.flags.writeable
     got = core.device_get({"r": _f(_x, _y)})["r"]
     with pytest.raises(ValueError, match="read-only"):
         got[0] = 1.0

@@ -205,6 +205,44 @@ def build(name):
                 jax.block_until_ready(tree)
         return body, lambda: [tree["a"], tree["b"][0], tree["b"][1]]
 
+    if name == "eager_add_block_pool":
+        import jax
+        import jax.numpy as jnp
+
+        pool = [(jnp.asarray(a), jnp.asarray(b)) for a, b in zip(*inputs)]
+        m = len(pool) - 1  # a power of two minus one
+
+        def body(n):
+            for i in range(n):
+                x, y = pool[i & m]
+                jax.block_until_ready(x + y)
+        return body, lambda: pool[0][0] + pool[0][1]
+
+    if name == "eager_chain10_block_pool":
+        import jax
+        import jax.numpy as jnp
+
+        pool = [jnp.asarray(a) for a in inputs[0]]
+        m = len(pool) - 1
+
+        def chain(y):
+            y = y * 1.0001
+            y = y + 0.5
+            y = jnp.sin(y)
+            y = y * 0.5
+            y = y + 0.25
+            y = jnp.exp(y)
+            y = y * 0.999
+            y = y - 0.5
+            y = jnp.sin(y)
+            y = y + 1.0
+            return y
+
+        def body(n):
+            for i in range(n):
+                jax.block_until_ready(chain(pool[i & m]))
+        return body, lambda: chain(pool[0])
+
     if name == "fetch_fresh_512":
         import jax
         import jax.numpy as jnp

