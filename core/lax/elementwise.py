@@ -708,6 +708,39 @@ def max(x, y):
 
 
 
+def complex_minmax_select(b, x, y, direction, aval):
+    """Emit NumPy's `maximum` (direction "GT") or `minimum` ("LT") of complex `x` and `y` (both of
+    `aval`): lexicographic on (real part, imaginary part), and a NaN (in either part) wins, `x`'s
+    first. stablehlo's own complex maximum/minimum ignore the imaginary part on ties. Shared by the
+    elementwise ops and the reductions' and argmax's bodies (`aval` is then a scalar)."""
+    part = aval.update(dtype=_real_dtype(aval.dtype))
+    rx, ry = b.op("stablehlo.real", [x], [part]), b.op("stablehlo.real", [y], [part])
+    ix, iy = b.op("stablehlo.imag", [x], [part]), b.op("stablehlo.imag", [y], [part])
+    pick_x = complex_wins(b, (rx, ix), (ry, iy), direction, part)
+    x_nan = complex_isnan(b, rx, ix, part)
+    y_num = b.op("stablehlo.not", [complex_isnan(b, ry, iy, part)], [b.type_of(x_nan)])
+    pick_x = b.op("stablehlo.or", [x_nan, b.op("stablehlo.and", [y_num, pick_x], [b.type_of(x_nan)])],
+                  [b.type_of(x_nan)])
+    return b.op("stablehlo.select", [pick_x, x, y], [aval])
+
+
+def complex_wins(b, x_parts, y_parts, direction, part_aval):
+    """(real, imag) parts of x strictly before y in `direction` ("GT" or "LT"), lexicographically."""
+    (rx, ix), (ry, iy) = x_parts, y_parts
+    real_wins = lowering.compare(b, rx, ry, direction, part_aval)
+    real_tie = lowering.compare(b, rx, ry, "EQ", part_aval)
+    imag_wins = lowering.compare(b, ix, iy, direction, part_aval)
+    t = b.type_of(real_wins)
+    return b.op("stablehlo.or", [real_wins, b.op("stablehlo.and", [real_tie, imag_wins], [t])], [t])
+
+
+def complex_isnan(b, re, im, part_aval):
+    """Whether a complex number with parts `re`, `im` is NaN (NumPy: either part is NaN)."""
+    re_nan = lowering.compare(b, re, re, "NE", part_aval)
+    im_nan = lowering.compare(b, im, im, "NE", part_aval)
+    return b.op("stablehlo.or", [re_nan, im_nan], [b.type_of(re_nan)])
+
+
 def _minmax_lowering(hlo_op, direction):
     plain = elementwise_lowering(hlo_op)
 
@@ -715,18 +748,8 @@ def _minmax_lowering(hlo_op, direction):
         out = ctx.avals_out[0]
         if not dtypes.is_complex(out.dtype):
             return plain(ctx, x, y)
-        # stablehlo's complex maximum/minimum ignore the imaginary part on ties: compare
-        # lexicographically (real part, then imaginary part), as NumPy and JAX do
-        b, part = ctx.b, out.update(dtype=_real_dtype(out.dtype))
-        x, y = [lowering.broadcast_to(b, v, a, out) for v, a in zip((x, y), ctx.avals_in, strict=True)]
-        rx, ry = b.op("stablehlo.real", [x], [part]), b.op("stablehlo.real", [y], [part])
-        ix, iy = b.op("stablehlo.imag", [x], [part]), b.op("stablehlo.imag", [y], [part])
-        real_wins = lowering.compare(b, rx, ry, direction, part)
-        real_tie = lowering.compare(b, rx, ry, "EQ", part)
-        imag_wins = lowering.compare(b, ix, iy, direction, part)
-        tie_wins = b.op("stablehlo.and", [real_tie, imag_wins], [b.type_of(real_tie)])
-        pick_x = b.op("stablehlo.or", [real_wins, tie_wins], [b.type_of(real_wins)])
-        return b.op("stablehlo.select", [pick_x, x, y], [out])
+        x, y = [lowering.broadcast_to(ctx.b, v, a, out) for v, a in zip((x, y), ctx.avals_in, strict=True)]
+        return complex_minmax_select(ctx.b, x, y, direction, out)
     return rule
 
 

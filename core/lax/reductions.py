@@ -33,6 +33,10 @@ def identity(kind, dtype):
         return True if dtype == dtypes.bool_ else -1 if dtype.kind == "i" else np.iinfo(dtype).max
     if dtype == dtypes.bool_:
         return kind == "min"
+    if dtypes.is_complex(dtype):
+        # lexicographic order: both parts at the far end, so no complex number comes before it
+        inf = -np.inf if kind == "max" else np.inf
+        return complex(inf, inf)
     if dtypes.is_float(dtype):
         return -np.inf if kind == "max" else np.inf
     info = np.iinfo(dtype)
@@ -41,6 +45,11 @@ def identity(kind, dtype):
 
 _HLO_OPS = {"add": "stablehlo.add", "mul": "stablehlo.multiply", "max": "stablehlo.maximum",
             "min": "stablehlo.minimum", "and": "stablehlo.and", "or": "stablehlo.or", "xor": "stablehlo.xor"}
+
+
+# stablehlo's complex maximum/minimum ignore the imaginary part on ties: reductions choose with
+# NumPy's lexicographic, NaN-propagating order instead
+_COMPLEX_DIRECTION = {"stablehlo.maximum": "GT", "stablehlo.minimum": "LT"}
 
 
 def _reduced_shape(name, operand, axes):
@@ -60,6 +69,9 @@ def reduction_lowering(hlo_op, identity):
         init = ctx.b.constant(identity(aval_in.dtype), aval_in.dtype, ())
 
         def body(b, acc, v):
+            if hlo_op in _COMPLEX_DIRECTION and dtypes.is_complex(scalar.dtype):
+                from .elementwise import complex_minmax_select
+                return complex_minmax_select(b, acc, v, _COMPLEX_DIRECTION[hlo_op], scalar)
             return b.op(hlo_op, [acc, v], [scalar])
 
         region = ctx.b.region([scalar, scalar], body)
@@ -216,7 +228,7 @@ def reduce_max(operand, axes):
     return reduce_max_p.bind(operand, axes=_axes(axes))
 
 
-reduce_max_p = _monoid_reduction("reduce_max", "max", REAL + BOOL)
+reduce_max_p = _monoid_reduction("reduce_max", "max", NUMBER + BOOL)
 
 
 def _reduce_chooser_jvp(prim):
@@ -251,7 +263,7 @@ def reduce_min(operand, axes):
     return reduce_min_p.bind(operand, axes=_axes(axes))
 
 
-reduce_min_p = _monoid_reduction("reduce_min", "min", REAL + BOOL)
+reduce_min_p = _monoid_reduction("reduce_min", "min", NUMBER + BOOL)
 ad.jvp_rules[reduce_min_p] = _reduce_chooser_jvp(reduce_min_p)
 batching.batching_rules[reduce_min_p] = _batch_reducer(reduce_min_p)
 
@@ -322,7 +334,7 @@ def _argminmax_primitive(name, direction, kind):
         return _reduced_shape(name, operand, axes)
 
     def dtype_rule(operand, *, axes, index_dtype):
-        check_dtype_accepted(name, operand.dtype, REAL + BOOL)
+        check_dtype_accepted(name, operand.dtype, NUMBER + BOOL)
         if not dtypes.is_int(index_dtype):
             raise TypeError(f"{name}: index_dtype must be an integer type, got {index_dtype}")
         return index_dtype
@@ -340,14 +352,17 @@ def _argminmax_primitive(name, direction, kind):
         def body(r, av, ai, bv, bi):
             # Keep (av, ai) over (bv, bi) when av is strictly better, or NaN while bv is not, or they
             # tie (equal, or both NaN) and ai comes first: an order-independent "first winner".
-            better = lowering.compare(r, av, bv, direction, sv)
-            if dtypes.is_float(dt):
+            if dtypes.is_complex(dt):
+                better, same = _complex_better_same(r, av, bv, direction, sv)
+            elif dtypes.is_float(dt):
+                better = lowering.compare(r, av, bv, direction, sv)
                 a_nan = lowering.compare(r, av, av, "NE", sv)
                 b_nan = lowering.compare(r, bv, bv, "NE", sv)
                 b_num = r.op("stablehlo.not", [b_nan], [sv.update(dtype=dtypes.bool_)])
                 better = _or(r, better, _and(r, a_nan, b_num))
                 same = _or(r, lowering.compare(r, av, bv, "EQ", sv), _and(r, a_nan, b_nan))
             else:
+                better = lowering.compare(r, av, bv, direction, sv)
                 same = lowering.compare(r, av, bv, "EQ", sv)
             first = lowering.compare(r, ai, bi, "LT", si)
             keep_a = _or(r, better, _and(r, same, first))
@@ -362,6 +377,21 @@ def _argminmax_primitive(name, direction, kind):
     prim = standard_primitive(name, shape_rule, dtype_rule)
     lowering.register(prim, lower)
     return prim
+
+
+def _complex_better_same(b, av, bv, direction, sv):
+    """argmax/argmin's choice for complex values: `av` strictly better in NumPy's lexicographic order
+    or NaN (either part) while `bv` is not; `same` when equal or both NaN."""
+    from .elementwise import _real_dtype, complex_isnan, complex_wins
+    part = sv.update(dtype=_real_dtype(sv.dtype))
+    ra, ia = b.op("stablehlo.real", [av], [part]), b.op("stablehlo.imag", [av], [part])
+    rb, ib = b.op("stablehlo.real", [bv], [part]), b.op("stablehlo.imag", [bv], [part])
+    a_nan, b_nan = complex_isnan(b, ra, ia, part), complex_isnan(b, rb, ib, part)
+    b_num = b.op("stablehlo.not", [b_nan], [b.type_of(b_nan)])
+    better = _or(b, complex_wins(b, (ra, ia), (rb, ib), direction, part), a_nan)
+    better = _and(b, better, b_num)  # (a NaN beats a number; nothing beats a NaN)
+    equal = _and(b, lowering.compare(b, ra, rb, "EQ", part), lowering.compare(b, ia, ib, "EQ", part))
+    return better, _or(b, equal, _and(b, a_nan, b_nan))
 
 
 def _and(b, x, y):

@@ -2,7 +2,8 @@
 
 The order is JAX's: floats are compared in IEEE total order after two canonicalizations inside the
 comparator, -0.0 -> 0.0 (so zeros tie and a stable sort keeps their order, as NumPy) and every NaN ->
-+NaN (so NaNs sort last); complex numbers order by real part, then imaginary part; bools False < True.
++NaN (so NaNs sort last); complex numbers order by real part, then imaginary part, those with a NaN
+part last (NumPy's order: R+nanj, then nan+Rj, then nan+nanj); bools False < True.
 """
 import math
 
@@ -24,7 +25,14 @@ def _key_parts(b, x, dtype):
         t = lowering.tensor_type((), part)
         re = b.op("stablehlo.real", [x], [t])
         im = b.op("stablehlo.imag", [x], [t])
-        return _key_parts(b, re, part) + _key_parts(b, im, part)
+        # NumPy's order: numbers without NaN first, then those with a NaN part ordered by
+        # (real, imag) with NaN last in each part, i.e. R+nanj < nan+Rj < nan+nanj. A leading "has a
+        # NaN" key gives exactly that (JAX would put -1+nanj before 0+0j).
+        scalar = ShapedArray((), part)
+        nan_key = b.op("stablehlo.or", [lowering.compare(b, re, re, "NE", scalar),
+                                        lowering.compare(b, im, im, "NE", scalar)],
+                       [lowering.tensor_type((), dtypes.bool_)])
+        return [(nan_key, dtypes.bool_)] + _key_parts(b, re, part) + _key_parts(b, im, part)
     if dtypes.is_float(dtype):
         scalar = ShapedArray((), dtype)
         zero = b.constant(0.0, dtype, ())

@@ -355,7 +355,8 @@ def _nan_extreme(a, axis, out, keepdims, initial, where, name, fn, fill):
     if not dtypes.is_inexact(a.dtype):
         return fn(a, axis, out, keepdims, initial, where)
     nan = _isnan(a)
-    r = fn(_where(nan, _full(a.shape, fill, a.dtype), a), axis, out, keepdims, initial, where)
+    r = fn(_where(nan, _full(a.shape, _identity(fill, a.dtype), a.dtype), a), axis, out, keepdims, initial,
+           where)
     all_nan = all(nan, axis=axis, keepdims=keepdims, where=where)
     if initial is not None:
         return r  # an initial value makes every slice non-empty of NaN-free values
@@ -364,12 +365,12 @@ def _nan_extreme(a, axis, out, keepdims, initial, where, name, fn, fill):
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """`max` ignoring NaNs (an all-NaN slice gives NaN). Example: `jnp.nanmax(jnp.array([1., jnp.nan]))` is `1.`."""
-    return _nan_extreme(a, axis, out, keepdims, initial, where, "nanmax", max, -np.inf)
+    return _nan_extreme(a, axis, out, keepdims, initial, where, "nanmax", max, "max")
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """`min` ignoring NaNs (an all-NaN slice gives NaN). Example: `jnp.nanmin(jnp.array([1., jnp.nan]))` is `1.`."""
-    return _nan_extreme(a, axis, out, keepdims, initial, where, "nanmin", min, np.inf)
+    return _nan_extreme(a, axis, out, keepdims, initial, where, "nanmin", min, "min")
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
@@ -437,7 +438,7 @@ def _nan_arg_extreme(a, axis, out, keepdims, name, fn, fill):
     if not dtypes.is_inexact(a.dtype):
         return fn(a, axis, out, keepdims)
     nan = _isnan(a)
-    r = fn(_where(nan, _full(a.shape, fill, a.dtype), a), axis, out, keepdims)
+    r = fn(_where(nan, _full(a.shape, _identity(fill, a.dtype), a.dtype), a), axis, out, keepdims)
     all_nan = all(nan, axis=axis, keepdims=bool(keepdims))
     return _where(all_nan, _full(r.shape, -1, r.dtype), r)
 
@@ -446,14 +447,14 @@ def nanargmax(a, axis=None, out=None, keepdims=None):
     """`argmax` ignoring NaNs; unlike NumPy (which raises), an all-NaN slice gives -1, as in JAX.
     Example: `jnp.nanargmax(jnp.array([jnp.nan, 2., 1.]))` is `1`.
     """
-    return _nan_arg_extreme(a, axis, out, keepdims, "nanargmax", argmax, -np.inf)
+    return _nan_arg_extreme(a, axis, out, keepdims, "nanargmax", argmax, "max")
 
 
 def nanargmin(a, axis=None, out=None, keepdims=None):
     """`argmin` ignoring NaNs; an all-NaN slice gives -1, as in JAX.
     Example: `jnp.nanargmin(jnp.array([jnp.nan, 2., 1.]))` is `2`.
     """
-    return _nan_arg_extreme(a, axis, out, keepdims, "nanargmin", argmin, np.inf)
+    return _nan_arg_extreme(a, axis, out, keepdims, "nanargmin", argmin, "min")
 
 
 # ----- cumulative sums and products --------------------------------------------------------------
