@@ -25,7 +25,8 @@ ROOT = os.path.dirname(TESTS_DIR)
 GROUPS = {
     "ufuncs_creation": ["test_numpy_ufuncs.py", "test_numpy_creation.py"],
     "indexing_manipulation": ["test_numpy_indexing.py", "test_numpy_manipulation.py"],
-    "reductions_sorting_products": ["test_numpy_reductions.py", "test_numpy_sorting.py", "test_numpy_products.py"],
+    "reductions_sorting_products": ["test_numpy_reductions.py", "test_numpy_sorting.py", "test_numpy_products.py",
+                                    "test_numpy_complex_order.py"],
     "linalg_fft_special": ["test_linalg.py", "test_fft.py", "test_scipy_special.py"],
     "issue16_additions": ["test_numpy_calculus.py", "test_numpy_comparison.py", "test_numpy_functional.py",
                           "test_numpy_index_tricks.py", "test_numpy_jax_style_program.py", "test_numpy_polynomial.py",
