@@ -229,6 +229,15 @@ _count_execution = _executable.count_execution  # empties jaxlib's release queue
 _flags = config.__dict__
 
 
+def _may_remember(values):
+    """Whether a signature whose program inputs are `values` may be kept for a fast path: traced
+    outside any transformation, key-reuse checking off (every call must reach the check,
+    core/key_reuse.py), every input an uncommitted Array."""
+    if _trace_state.trace.__class__ is not EvalTrace or batching.axis_env_key() or config.debug_key_reuse:
+        return False
+    return all(type(v) is Array and v._device is None for v in values)
+
+
 def _finish_outputs(out_tree, outs, out_avals):
     """The fast path's results (jaxlib arrays) as Arrays, in the function's output structure."""
     return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
@@ -500,10 +509,8 @@ class _JitFunction(_JitBase):
         """Keep the executable of this signature for the fast path, when it qualifies, under the
         config `token` it was traced under. Not while key-reuse checking is on: every call must
         reach the check (core/key_reuse.py) then."""
-        if _trace_state.trace.__class__ is not EvalTrace or batching.axis_env_key() or config.debug_key_reuse:
-            return
         values = list(consts) + list(args)
-        if any(type(v) is not Array or v._device is not None for v in values):
+        if not _may_remember(values):
             return
         exe, out_avals = dispatch.executable_for(jit_p, tuple(v.aval for v in values),
                                                  {"name": self._name_param, "jaxpr": program})
@@ -550,9 +557,7 @@ class _JitFunction(_JitBase):
     def _remember_tree(self, args, flat, program, consts, out_tree, token):
         """Keep this signature for `_tree_call`, when it qualifies (as `_remember_fast`'s do) and
         the C++ registry flattens the arguments and the outputs exactly as tree_util does."""
-        if _trace_state.trace.__class__ is not EvalTrace or batching.axis_env_key() or config.debug_key_reuse:
-            return
-        if any(type(v) is not Array or v._device is not None for v in list(consts) + list(flat)):
+        if not _may_remember(list(consts) + list(flat)):
             return
         try:
             leaves, treedef = fast_registry.flatten(args)

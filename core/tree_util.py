@@ -198,7 +198,7 @@ def _register(nodetype: type, handler: _Handler) -> None:
 
 # jaxlib's pytree registry in C++, mirroring every registration above (the builtin containers it
 # knows natively). Only jit's pytree fast path uses it (core/api.py, `_JitFunction._tree_call`),
-# to flatten a call's arguments in ~1 us instead of ~10-50 us; that path checks, when it first
+# to flatten a call's arguments about 5x faster than our Python flatten; that path checks, when it first
 # remembers a signature, that this flatten yields the same leaves in the same order as ours, and
 # anything it cannot key (a leaf that is not an Array, unhashable aux data) takes the ordinary
 # path. None when this jaxlib has no pytree module.

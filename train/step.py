@@ -67,8 +67,8 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
     moving average of the parameters, which evaluation then uses. `devices > 1` pmaps both steps.
     `dp` (a `train.dp.DpSettings`, one device) makes the train step DP-SGD's: its metrics add
     `clipped_fraction` and `batch_size` (real examples). `skip_nonfinite=False` (the trainer's
-    `on_nonfinite: stop`) leaves out the guard's per-leaf selects, which cost the digits MLP about
-    a tenth of its step: the counters still record the first non-finite step, and the loop stops
+    `on_nonfinite: stop`) leaves out the guard's per-leaf selects (one per state leaf, in every
+    step; their cost on the digits MLP was within this machine's noise, so it is not quoted): the counters still record the first non-finite step, and the loop stops
     before it would evaluate or checkpoint the state that step made.
     """
     opt_init, opt_update, get_params = optimizer
