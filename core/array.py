@@ -166,6 +166,12 @@ class Array:
             raise
         return self
 
+    def is_ready(self):
+        """Whether the computation producing this array has finished (as `jax.Array.is_ready`):
+        True means a fetch will not wait."""
+        self._raise_if_deleted()    # jaxlib's is_ready crashes the process on a deleted buffer
+        return self._buf.is_ready()
+
     def is_deleted(self):
         return self._buf.is_deleted()
 

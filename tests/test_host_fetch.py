@@ -196,6 +196,26 @@ def test_block_until_ready_reaches_leaves_of_every_node_kind():
     assert tree["p"].u._buf.is_ready() and tree["o"]["k"]._buf.is_ready()
 
 
+def test_is_ready_says_whether_a_fetch_would_wait():
+    """`Array.is_ready()` (as `jax.Array.is_ready`): False while the program that makes the array
+    still runs (here ~0.5 s of matrix products, dispatched asynchronously), True once done; a
+    deleted array is named, as `block_until_ready` names it."""
+    @core.jit
+    def slow(m):
+        return core.lax.fori_loop(0, 40, lambda i, a: jnp.tanh(a @ m), m)[0, :3]
+
+    m = jnp.full((600, 600), 1e-3, jnp.float32)
+    slow(m).block_until_ready()            # compiled
+    r = slow(m)
+    assert r.is_ready() is False
+    r.block_until_ready()
+    assert r.is_ready() is True
+    np.testing.assert_allclose(np.asarray(r), np.asarray(slow(m)))
+    r.delete()
+    with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=f32\[3\]"):
+        r.is_ready()
+
+
 def test_block_until_ready_on_a_deleted_leaf_names_it():
     a, b = _f(_x, _y), jnp.arange(3.0) + 1
     b.delete()

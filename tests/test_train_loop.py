@@ -4,6 +4,7 @@ TensorBoard's own reader, and the model/data checks a user meets first.
 
 Runs are tiny (synthetic data, a few dozen steps) so each test takes a second or two.
 """
+import json
 import os
 
 import numpy as np
@@ -345,6 +346,44 @@ def test_fetch_metrics_in_one_copy_equals_fetching_each(count, width, monkeypatc
         for k in want:
             assert np.asarray(got[k]).dtype == np.float32
             assert np.asarray(got[k]).tobytes() == np.asarray(want[k]).tobytes(), k
+
+
+def test_logs_do_not_depend_on_when_an_intervals_metrics_arrive(tmp_path, monkeypatch):
+    """An interval's metrics are logged when their copy has arrived, which may be several steps
+    later (`_Interval.ready`); whether that is at once or only at the next sync point (the next
+    interval's end, an evaluation, a checkpoint), metrics.jsonl holds the same records, and a
+    checkpoint in the middle of an interval (every 4 steps, logging every 3) carries the same
+    partial sums."""
+    def run(workdir, ready):
+        monkeypatch.setattr(loop_lib._Interval, "ready", lambda self: ready)
+        result = train.fit(small_config(workdir, run={"log_every": 3}))
+        timing = ("steps_per_second", "examples_per_second", "compile_seconds", "time_to_first_step")
+        return [{k: v for k, v in r.items() if k not in timing} for r in jsonl(workdir)], result
+    late, _ = run(tmp_path / "a", False)
+    first, _ = run(tmp_path / "b", True)
+    assert late == first
+    assert [r["step"] for r in late if "train/loss" in r] == [3, 6, 9, 12, 14]
+
+    def partials(workdir):
+        out = {}
+        for step in (4, 8, 12):
+            with open(os.path.join(workdir, "checkpoints", str(step), "meta.json")) as f:
+                out[step] = json.load(f)["log_partial"]
+        return out
+    assert partials(tmp_path / "a") == partials(tmp_path / "b")
+    assert {k: v["count"] for k, v in partials(tmp_path / "a").items()} == {4: 1, 8: 2, 12: 0}
+
+
+def test_nonfinite_stop_from_a_late_interval_names_the_step_T8(tmp_path, monkeypatch):
+    """The counters copied at an interval's end (before the next step donates the state) are what
+    a late-arriving interval checks: the error names the first bad step, and nothing after the
+    last good checkpoint is committed."""
+    monkeypatch.setattr(loop_lib._Interval, "ready", lambda self: False)
+    nan_at(monkeypatch, {6})
+    with pytest.raises(loop_lib.NonFiniteLossError, match=r"at step 6.*newest committed checkpoint is step 4"):
+        train.fit(small_config(tmp_path, run={"log_every": 2, "on_nonfinite": "stop"}))
+    directory = os.path.join(tmp_path, "checkpoints")
+    assert sorted(int(d) for d in os.listdir(directory) if d.isdigit()) == [4]
 
 
 def test_fetch_metrics_falls_back_for_non_scalars():
