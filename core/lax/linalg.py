@@ -1045,3 +1045,12 @@ def _schur_jvp(primals, tangents, **_):
 
 
 ad.jvp_rules[schur_p] = _schur_jvp
+
+
+# ----- the rest of jax.lax.linalg, in their own modules (they use the helpers above) -------------
+
+from .linalg_tridiagonal import *  # noqa: E402,F401,F403
+from .linalg_householder import *  # noqa: E402,F401,F403
+from . import linalg_householder as _linalg_householder, linalg_tridiagonal as _linalg_tridiagonal  # noqa: E402
+
+__all__ += _linalg_tridiagonal.__all__ + _linalg_householder.__all__
