@@ -45,8 +45,8 @@ def _check_like_b(name, closed, out_tree, tree, avals, has_aux=False):
     """`name`'s output (its first element with `has_aux`) must have b's structure, shapes and dtypes."""
     out_avals = closed.out_avals
     if has_aux:
-        children = treedef_children(out_tree) if out_tree.num_children == 2 else None
-        if children is None:
+        children = treedef_children(out_tree)
+        if len(children) != 2:
             raise TypeError(f"custom_linear_solve: {name} with has_aux=True must return a pair (x, aux), got "
                             f"{_show(out_tree, out_avals)}.")
         out_tree = children[0]
@@ -268,10 +268,11 @@ batching.axis_batching_rules[linear_solve_p] = _linear_solve_batch_rule
 def _check_root_tree(name, closed, out_tree, tree, avals, has_aux=False):
     out_avals = closed.out_avals
     if has_aux:
-        if out_tree.num_children != 2:
+        children = treedef_children(out_tree)
+        if len(children) != 2:
             raise TypeError(f"custom_root: {name} with has_aux=True must return a pair (x, aux), got "
                             f"{_show(out_tree, out_avals)}.")
-        out_tree = treedef_children(out_tree)[0]
+        out_tree = children[0]
         out_avals = out_avals[:out_tree.num_leaves]
     if out_tree != tree:
         raise TypeError(f"custom_root: {name}() output pytree structure must match initial_guess, got "
