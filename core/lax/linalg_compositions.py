@@ -304,6 +304,7 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
     `max_iterations` (default 10) or once successive iterates differ by less than
     (5 eps)^(1/3) in the Frobenius norm. `is_hermitian` is accepted and unused, as in JAX;
     `dynamic_shape` (JAX's padded inputs) is not supported. Not differentiable (a while loop).
+    Compiled as one program per shape, dtype and settings (as JAX's, which is jitted).
 
     Example:
         >>> u, h, k, ok = lax.linalg.qdwh(jnp.array([[2., 0.], [0., -3.]]))
@@ -312,11 +313,6 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
                [ 0., -1.]], dtype=float32), Array([[2., 0.],
                [0., 3.]], dtype=float32), True)
     """
-    from .control_flow import while_loop
-    from .elementwise import add, and_, eq, gt, lt, mul, not_, rsqrt, select_n, sub
-    from .structural import convert_element_type
-    from .reductions import reduce_max, reduce_sum
-    from .elementwise import abs as abs_
     del is_hermitian
     if dynamic_shape is not None:
         raise NotImplementedError("qdwh: dynamic_shape (a padded input) is not supported; pass the unpadded matrix.")
@@ -328,9 +324,26 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
     if m < n:
         raise ValueError(f"qdwh: the input matrix of shape (m, n) must have m >= n, got {aval.shape}.")
     max_iterations = 10 if max_iterations is None else int(max_iterations)
+    eps = None if eps is None else float(eps)
+    if "jit" not in _qdwh_compiled:
+        from ..api import jit
+        _qdwh_compiled["jit"] = jit(_qdwh, static_argnums=(1, 2))
+    return _qdwh_compiled["jit"](x, max_iterations, eps)
+
+
+_qdwh_compiled = {}
+
+
+def _qdwh(x, max_iterations, eps):
+    from .control_flow import while_loop
+    from .elementwise import add, and_, eq, gt, lt, mul, not_, rsqrt, select_n, sub
+    from .structural import convert_element_type
+    from .reductions import reduce_max, reduce_sum
+    from .elementwise import abs as abs_
+    aval = aval_of(x)
     dtype = aval.dtype
     real = dtypes.finfo(dtype).dtype if dtypes.is_complex(dtype) else dtype
-    eps = float(dtypes.finfo(dtype).eps) if eps is None else float(eps)
+    eps = float(dtypes.finfo(dtype).eps) if eps is None else eps
     tol_l = 5 * eps
     tol_norm = tol_l ** (1 / 3)
 
