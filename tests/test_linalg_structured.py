@@ -96,6 +96,8 @@ def test_hessenberg_and_householder_product(rng, x64):
     m = rng.standard_normal((6, 3))
     (raw, tau), _ = sl.qr(m, mode="raw")
     np.testing.assert_allclose(L.householder_product(raw, tau), sl.qr(m, mode="economic")[0], atol=1e-12)
+    with pytest.raises(NotImplementedError, match="hessenberg has no derivative"):
+        core.grad(lambda a: L.hessenberg(a)[0].sum())(a)
     with pytest.raises(TypeError, match="at least as many rows as columns"):
         L.householder_product(jnp.zeros((2, 3)), jnp.zeros(2))
 

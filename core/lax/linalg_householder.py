@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
-from ..interpreters import batching, lowering
+from ..interpreters import ad, batching, lowering
 from ..runtime import custom_calls
 from ._base import FLOAT_OR_COMPLEX, check_dtype_accepted, standard_primitive
 from .linalg import _check_matrix, _custom_call, _layout, _leading_batch_rule, _nan_where_failed
@@ -42,6 +42,13 @@ def _batch_all_at_front(prim):
         vals = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims, strict=True)]
         out = prim.bind(*vals, **params)
         return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
+    return rule
+
+
+def _no_derivative(name):
+    def rule(primals, tangents, **_):
+        # JAX defines none either; say so instead of a missing-rule error
+        raise NotImplementedError(f"{name} has no derivative (as in JAX).")
     return rule
 
 
@@ -92,6 +99,7 @@ hessenberg_p = standard_primitive("hessenberg", _hessenberg_shape_rule, _hessenb
                                   multiple_results=True)
 lowering.register(hessenberg_p, _hessenberg_lowering)
 batching.batching_rules[hessenberg_p] = _leading_batch_rule(hessenberg_p)
+ad.jvp_rules[hessenberg_p] = _no_derivative("hessenberg")
 
 
 # ----- householder_product ----------------------------------------------------------------------
@@ -141,6 +149,7 @@ householder_product_p = standard_primitive("householder_product", _householder_p
                                            lambda a, taus: _same_dtype("householder_product", a, taus))
 lowering.register(householder_product_p, _householder_product_lowering)
 batching.batching_rules[householder_product_p] = _batch_all_at_front(householder_product_p)
+ad.jvp_rules[householder_product_p] = _no_derivative("householder_product")
 
 
 # ----- ormqr ------------------------------------------------------------------------------------
@@ -200,3 +209,4 @@ def _ormqr_lowering(ctx, a, taus, c, *, left, transpose):
 ormqr_p = standard_primitive("ormqr", _ormqr_shape_rule, lambda a, taus, c, **_: _same_dtype("ormqr", a, taus, c))
 lowering.register(ormqr_p, _ormqr_lowering)
 batching.batching_rules[ormqr_p] = _batch_all_at_front(ormqr_p)
+ad.jvp_rules[ormqr_p] = _no_derivative("ormqr")

@@ -210,3 +210,11 @@ tridiagonal_p = standard_primitive("tridiagonal", _tridiagonal_shape_rule, _trid
                                    multiple_results=True)
 lowering.register(tridiagonal_p, _tridiagonal_lowering)
 batching.batching_rules[tridiagonal_p] = _leading_batch_rule(tridiagonal_p)
+
+
+def _tridiagonal_jvp(primals, tangents, **_):
+    raise NotImplementedError("tridiagonal has no derivative (as in JAX); lax.linalg.eigh differentiates the "
+                              "eigendecomposition it is usually a step of.")
+
+
+ad.jvp_rules[tridiagonal_p] = _tridiagonal_jvp
