@@ -21,7 +21,8 @@ from .linalg import _check_matrix, _mH, _mm, _pivots_to_permutation, cholesky, q
 from .linalg_householder import _batch_all_at_front
 
 __all__ = ["lu_pivots_to_permutation", "cholesky_update", "symmetric_product", "qdwh", "EigImplementation",
-           "EighImplementation", "SvdAlgorithm"]
+           "EighImplementation", "SvdAlgorithm", "lu_pivots_to_permutation_p", "cholesky_update_p",
+           "symmetric_product_p"]
 
 
 class EigImplementation(enum.Enum):

@@ -16,7 +16,7 @@ from ..runtime import custom_calls
 from ._base import FLOAT_OR_COMPLEX, check_dtype_accepted, standard_primitive
 from .linalg import _check_matrix, _custom_call, _layout, _leading_batch_rule, _nan_where_failed
 
-__all__ = ["hessenberg", "householder_product", "ormqr"]
+__all__ = ["hessenberg", "householder_product", "ormqr", "hessenberg_p", "householder_product_p", "ormqr_p"]
 
 
 def _same_dtype(name, *avals):

@@ -17,7 +17,7 @@ from ..runtime import custom_calls
 from ._base import FLOAT_OR_COMPLEX, aval_of, check_dtype_accepted, standard_primitive
 from .linalg import _char, _check_matrix, _custom_call, _layout, _leading_batch_rule, _nan_where_failed, _real_dtype
 
-__all__ = ["tridiagonal_solve", "tridiagonal"]
+__all__ = ["tridiagonal_solve", "tridiagonal", "tridiagonal_solve_p", "tridiagonal_p"]
 
 
 # ----- tridiagonal_solve ------------------------------------------------------------------------

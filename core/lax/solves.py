@@ -299,7 +299,7 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
         ...     newton = lambda f, x0: lax.fori_loop(0, 20, lambda i, x: x - f(x) / (2 * x), x0)
         ...     return lax.custom_root(f, 1.0, newton, lambda g, y: y / g(1.0))
         >>> core.grad(sqrt_newton)(4.0)   # 1 / (2 sqrt(4))
-        Array(0.25, dtype=float32, weak_type=True)
+        Array(0.25, dtype=float32)
     """
     from ..autodiff import linearize
     from ..custom_derivatives import custom_jvp
