@@ -50,7 +50,7 @@ LINEAR = ["add", "sub", "neg", "mul", "dot_general", "conv_general_dilated", "re
           "reshape", "transpose", "squeeze", "rev", "slice", "pad", "concatenate", "gather", "scatter_add",
           "dynamic_slice", "dynamic_update_slice", "select_n", "convert_element_type", "cumsum",
           "reduce_window_sum", "real", "imag", "conj", "complex", "fft", "triangular_solve", "jit", "cond",
-          "scan", "remat", "custom_lin", "name", "mul_add", "copy"]
+          "scan", "remat", "custom_lin", "name", "mul_add", "copy", "linear_solve", "tridiagonal_solve"]
 
 
 def test_every_primitive_is_differentiable_or_declared_not():

@@ -16,6 +16,7 @@ from .special import *  # noqa: F401,F403
 from .incomplete import *  # noqa: F401,F403
 from .compositions import *  # noqa: F401,F403
 from .program_control import *  # noqa: F401,F403
+from .solves import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import _base  # noqa: F401
 

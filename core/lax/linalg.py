@@ -270,6 +270,15 @@ def _leading_batch_rule(prim):
     return rule
 
 
+def _check_algorithm(name, param, value, supported):
+    """`value` must be None or one of the enum members named `supported` (JAX's enums, or their
+    names): the algorithm LAPACK runs here on CPU."""
+    if value is None or getattr(value, "name", value) in supported:
+        return
+    raise ValueError(f"{name}: {param}={value!r} is not available here (CPU LAPACK); use None or "
+                     f"{' / '.join(supported)}.")
+
+
 # ----- cholesky ---------------------------------------------------------------------------------
 
 def cholesky(x, *, symmetrize_input=True):
@@ -579,7 +588,7 @@ batching.batching_rules[qr_p] = _leading_batch_rule(qr_p)
 
 # ----- eigh -------------------------------------------------------------------------------------
 
-def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True):
+def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, implementation=None):
     """Eigendecomposition of Hermitian matrices: returns `(v, w)` with `x @ v == v * w`.
 
     `w` holds the (real) eigenvalues in ascending order, `v[..., :, i]` the unit eigenvector of
@@ -589,6 +598,7 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True):
     Example: `v, w = lax.linalg.eigh(jnp.array([[2., 1.], [1., 2.]]))`; w is `[1., 3.]`.
     """
     del sort_eigenvalues  # LAPACK's order is already ascending
+    _check_algorithm("eigh", "implementation", implementation, ("QR",))
     if symmetrize_input:
         x = symmetrize(x)
     v, w = eigh_p.bind(x, lower=bool(lower))
@@ -645,13 +655,14 @@ batching.batching_rules[eigh_p] = _leading_batch_rule(eigh_p)
 
 # ----- svd --------------------------------------------------------------------------------------
 
-def svd(x, *, full_matrices=True, compute_uv=True):
+def svd(x, *, full_matrices=True, compute_uv=True, algorithm=None):
     """Singular value decomposition: `(u, s, vh)` with `u * s @ vh == x`, or just `s`.
 
     `s` is real, non-negative and descending. For x of shape (m, n) and k = min(m, n): u is (m, m)
     and vh (n, n) when `full_matrices`, else (m, k) and (k, n). LAPACK gesdd; failure gives NaN.
     Example: `u, s, vh = lax.linalg.svd(jnp.eye(3), full_matrices=False)`.
     """
+    _check_algorithm("svd", "algorithm", algorithm, ("DEFAULT", "DIVIDE_AND_CONQUER"))
     outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     if compute_uv:
         s, u, vh = outs
@@ -1045,3 +1056,14 @@ def _schur_jvp(primals, tangents, **_):
 
 
 ad.jvp_rules[schur_p] = _schur_jvp
+
+
+# ----- the rest of jax.lax.linalg, in their own modules (they use the helpers above) -------------
+
+from .linalg_tridiagonal import *  # noqa: E402,F401,F403
+from .linalg_householder import *  # noqa: E402,F401,F403
+from .linalg_compositions import *  # noqa: E402,F401,F403
+from . import linalg_compositions as _compositions, linalg_householder as _householder  # noqa: E402
+from . import linalg_tridiagonal as _tridiagonal  # noqa: E402
+
+__all__ += _tridiagonal.__all__ + _householder.__all__ + _compositions.__all__
