@@ -333,7 +333,10 @@ class _Run:
     def _checkpointer(self):
         c = self.cfg.checkpoint
         keep_best = (c.keep_best_metric, c.keep_best_mode) if c.keep_best_metric else None
-        return Checkpointer(os.path.join(self.workdir, "checkpoints"), keep=c.keep, keep_best=keep_best)
+        # committed on a thread of its own while training goes on; the loop waits for it before
+        # the next log record, checkpoint or stop (docs/design.md, "Checkpoints")
+        return Checkpointer(os.path.join(self.workdir, "checkpoints"), keep=c.keep, keep_best=keep_best,
+                            background=True)
 
     def _restore(self, resume, ckpt):
         template = self.steps.init_state(self.cfg.run.seed)
@@ -456,6 +459,7 @@ class _Loop:
         if test:
             self.log.scalars(self.step, {f"test/{k}": v for k, v in test.items()})
         path = self._save() if self.last_saved != self.step else self.ckpt_path(self.step)
+        self._committed()
         wall = time.perf_counter() - t_start
         final = {f"train/{k}": v for k, v in self.train_metrics.items()}
         split = self.cfg.eval.split
@@ -514,6 +518,7 @@ class _Loop:
             return
         self._complete_interval()
         path = self._save(eval_pending=eval_pending) if self.last_saved != self.step else self.ckpt_path(self.step)
+        self._committed()
         self.log.flush()
         self.log.say(f"Stopped by {self.r.flag.signame} at step {self.step}; checkpoint {path}", always=True)
         raise Preempted(self.r.flag.signame, self.step, path)
@@ -540,6 +545,7 @@ class _Loop:
         interval, self.inflight = self.inflight, None
         if interval is None:
             return
+        self._committed()
         count, sums = interval.fold()
         counters = interval.counters()
         if counters is not None:
@@ -594,6 +600,7 @@ class _Loop:
 
     def _evaluate(self):
         self._complete_interval()
+        self._committed()
         if self.cfg.run.on_nonfinite == "stop":
             self._check_nonfinite()
         split = self.cfg.eval.split
@@ -636,6 +643,15 @@ class _Loop:
         self.last_saved = self.step
         self.log.flush()
         return path
+
+    def _committed(self):
+        """Wait for the checkpoint being committed in the background, if any; a failed commit
+        stops the run as a failed synchronous save does."""
+        try:
+            self.ckpt.wait()
+        except CheckpointError:
+            self.log.flush()
+            raise
 
     def _summary(self, final, wall, path):
         since = "" if not self.start_step else f"; resumed at step {self.start_step}" \
