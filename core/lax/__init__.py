@@ -10,6 +10,7 @@ from .dot import *  # noqa: F401,F403
 from .convolution import *  # noqa: F401,F403
 from .fft import *  # noqa: F401,F403
 from .prng import *  # noqa: F401,F403
+from .rng_bits import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
