@@ -31,3 +31,11 @@ def test_rng_uniform_under_vmap_respects_each_examples_bounds():
     out = np.asarray(core.vmap(lambda a: lax.rng_uniform(a, a + 1.0, (200,)))(lo))
     assert out.shape == (3, 200)
     assert np.all(out >= lo[:, None]) and np.all(out < lo[:, None] + 1)
+
+
+def test_ragged_dot_under_vmap_with_per_example_group_sizes(rng):
+    lhs = rng.standard_normal((3, 5, 2)).astype(np.float32)
+    rhs = rng.standard_normal((2, 2, 4)).astype(np.float32)
+    gs = np.array([[2, 3], [5, 0], [1, 2]], np.int32)
+    f = lambda a, g: lax.ragged_dot(a, rhs, g)  # noqa: E731
+    np.testing.assert_allclose(core.vmap(f)(lhs, gs), _loop(f, lhs, gs), rtol=1e-6, atol=1e-6)

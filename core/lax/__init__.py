@@ -7,6 +7,7 @@ from .slicing import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .dot import *  # noqa: F401,F403
+from .ragged import *  # noqa: F401,F403
 from .convolution import *  # noqa: F401,F403
 from .fft import *  # noqa: F401,F403
 from .prng import *  # noqa: F401,F403
