@@ -39,3 +39,35 @@ def test_ragged_dot_under_vmap_with_per_example_group_sizes(rng):
     gs = np.array([[2, 3], [5, 0], [1, 2]], np.int32)
     f = lambda a, g: lax.ragged_dot(a, rhs, g)  # noqa: E731
     np.testing.assert_allclose(core.vmap(f)(lhs, gs), _loop(f, lhs, gs), rtol=1e-6, atol=1e-6)
+
+
+def test_split_stack_unstack_tile_under_vmap_equal_a_loop(rng):
+    a = rng.standard_normal((4, 4, 4)).astype(np.float32)  # every axis may be the batch axis
+    for axis in (0, 1, 2):  # the batch axis before, inside and after the operation's axis
+        f = lambda x: lax.split(x, (1, 3), axis=0)[1]  # noqa: E731
+        np.testing.assert_array_equal(core.vmap(f, in_axes=axis)(a), _loop(f, np.moveaxis(a, axis, 0)))
+        g = lambda x: lax.unstack(x, axis=1)  # noqa: E731
+        for got, want in zip(core.vmap(g, in_axes=axis)(a), _loop(g, np.moveaxis(a, axis, 0)), strict=True):
+            np.testing.assert_array_equal(got, want)
+        h = lambda x: lax.tile(x, (2, 3))  # noqa: E731
+        np.testing.assert_array_equal(core.vmap(h, in_axes=axis)(a), _loop(h, np.moveaxis(a, axis, 0)))
+    # stack with one operand batched and one not
+    s = lambda x, y: lax.stack([x, y], axis=1)  # noqa: E731
+    b = a[0]
+    np.testing.assert_array_equal(core.vmap(s, in_axes=(0, None))(a, b), _loop(lambda x: s(x, b), a))
+
+
+def test_mulhi_scatter_sub_scatter_apply_and_sharding_constraint_under_vmap(rng):
+    x = rng.integers(0, 2**32, (3, 4), dtype=np.uint32)
+    np.testing.assert_array_equal(core.vmap(lax.mulhi)(x, x[::-1]), _loop(lax.mulhi, x, x[::-1]))
+    dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    ops = rng.standard_normal((3, 5)).astype(np.float32)
+    idx = np.array([[[1], [1]], [[0], [4]], [[2], [3]]])
+    upd = rng.standard_normal((3, 2)).astype(np.float32)
+    f = lambda o, i, u: lax.scatter_sub(o, i, u, dn)  # noqa: E731
+    np.testing.assert_allclose(core.vmap(f)(ops, idx, upd), _loop(f, ops, idx, upd), rtol=1e-6)
+    g = lambda o, i: lax.scatter_apply(o, i, lambda v: v * 2.0 + 1.0, dn, update_shape=(2,))  # noqa: E731
+    np.testing.assert_allclose(core.vmap(g)(ops, idx), _loop(g, ops, idx), rtol=1e-6)
+    h = lambda o: lax.with_sharding_constraint(o * 2, "x")  # noqa: E731
+    np.testing.assert_array_equal(core.vmap(h, in_axes=1)(ops), _loop(h, ops.T))
+    assert lax.sharding_constraint_p in [e.primitive for e in core.make_jaxpr(core.vmap(h))(ops).eqns]

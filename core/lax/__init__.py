@@ -16,6 +16,8 @@ from .control_flow import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .incomplete import *  # noqa: F401,F403
+from .split_stack import *  # noqa: F401,F403
+from .mulhi import *  # noqa: F401,F403
 from .compositions import *  # noqa: F401,F403
 from .program_control import *  # noqa: F401,F403
 from . import linalg  # noqa: F401

@@ -15,7 +15,6 @@ import numpy as np
 from .. import dtypes
 from ..avals import ShapedArray
 from ..interpreters import ad, batching, lowering
-from ..interpreters.lowering import i64_array
 from ._base import aval_of, defnondiff, standard_primitive
 
 __all__ = ["RandomAlgorithm", "rng_bit_generator", "rng_uniform"]
