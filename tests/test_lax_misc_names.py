@@ -181,3 +181,24 @@ def test_conv_general_dilated_local_matches_jax_and_a_numpy_loop(x64, rng):
                        np.stack([np.stack([xp[:, :, 2 * i:2 * i + 2, 2 * j:2 * j + 2].reshape(2, 12)
                                            for j in range(3)], -1) for i in range(3)], -2))
     np.testing.assert_allclose(g_w, want_w, rtol=1e-12)
+
+
+# ----- total-order comparison primitives ---------------------------------------------------------
+
+def _total_order_key(x):
+    """IEEE totalOrder as a signed integer key (the oracle): negative floats' bits reversed."""
+    bits = x.view(np.int32).astype(np.int64)
+    return np.where(bits < 0, -(bits & 0x7FFFFFFF) - 1, bits)
+
+
+def test_total_order_comparisons_follow_ieee_total_order():
+    x = np.array([-0.0, 0.0, np.nan, -np.nan, 1.0, -np.inf, np.inf, 3.0], np.float32)
+    a, b = np.meshgrid(x, x)
+    ka, kb = _total_order_key(a), _total_order_key(b)
+    np.testing.assert_array_equal(lax.lt_to_p.bind(a, b), ka < kb)
+    np.testing.assert_array_equal(lax.le_to_p.bind(a, b), ka <= kb)
+    np.testing.assert_array_equal(lax.eq_to_p.bind(a, b), ka == kb)
+    assert bool(lax.lt_to_p.bind(np.float32(-0.0), np.float32(0.0)))  # where lax.lt says False
+    i = np.array([-3, 0, 2], np.int32)
+    np.testing.assert_array_equal(lax.le_to_p.bind(i, np.int32(0)), [True, True, False])
+    assert core.grad(lambda v: jnp.where(lax.lt_to_p.bind(v, 1.0), v, 0.0))(0.5) == 1.0

@@ -71,3 +71,10 @@ def test_mulhi_scatter_sub_scatter_apply_and_sharding_constraint_under_vmap(rng)
     h = lambda o: lax.with_sharding_constraint(o * 2, "x")  # noqa: E731
     np.testing.assert_array_equal(core.vmap(h, in_axes=1)(ops), _loop(h, ops.T))
     assert lax.sharding_constraint_p in [e.primitive for e in core.make_jaxpr(core.vmap(h))(ops).eqns]
+
+
+def test_total_order_comparisons_under_vmap():
+    x = np.array([[-0.0, np.nan], [0.0, 1.0], [np.inf, -np.nan]], np.float32)
+    for prim in (lax.eq_to_p, lax.le_to_p, lax.lt_to_p):
+        f = lambda v: prim.bind(v, np.float32(0.0))  # noqa: E731
+        np.testing.assert_array_equal(core.vmap(f, in_axes=1)(x), _loop(f, x.T))

@@ -18,6 +18,7 @@ from .special import *  # noqa: F401,F403
 from .incomplete import *  # noqa: F401,F403
 from .split_stack import *  # noqa: F401,F403
 from .mulhi import *  # noqa: F401,F403
+from .total_order import *  # noqa: F401,F403
 from .compositions import *  # noqa: F401,F403
 from .program_control import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
