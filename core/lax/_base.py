@@ -347,3 +347,22 @@ def _scalar_or_same_shape_batch_rule(prim, scalar_ok, vals, dims, **params):
             x = batching.moveaxis(x, d, out_dim)
         args.append(x)
     return prim.bind(*args, **params), out_dim
+
+
+# ----- lowering by composition --------------------------------------------------------------------
+
+def lower_fun(fun, multiple_results=False):
+    """A lowering rule that emits `fun(*operands, **params)`, a composition of other lax
+    operations, traced on the operands' avals and inlined (for primitives such as `mulhi`, which
+    have no StableHLO op of their own but should be one equation in a jaxpr)."""
+    def rule(ctx, *args, **params):
+        from ..interpreters.staging import trace_to_jaxpr
+
+        def flat(*xs):
+            out = fun(*xs, **params)
+            return list(out) if multiple_results else [out]
+        closed = trace_to_jaxpr(flat, list(ctx.avals_in), fun_name=getattr(fun, "__name__", None))
+        consts = [ctx.b.constant(np.asarray(c), aval_of(c).dtype, aval_of(c).shape) for c in closed.consts]
+        outs = lowering.lower_jaxpr_into(ctx.b, closed.jaxpr, consts + list(args))
+        return outs if multiple_results else outs[0]
+    return rule

@@ -2,9 +2,9 @@
 every transformation handles them through their parts.
 
 Shapes: `broadcast_shapes`, `broadcast_like`, `conv_shape_tuple`, `conv_general_shape_tuple`,
-`conv_transpose_shape_tuple`, `reduce_window_shape_tuple`. Arrays: `split`, `stack`, `unstack`,
-`tile`, `scatter_sub`, `mulhi`, `approx_max_k`, `approx_min_k` (exact here), the patches of
-`conv_general_dilated_patches`, `dtype`. Collectives: `pshuffle`, `pswapaxes`.
+`conv_transpose_shape_tuple`, `reduce_window_shape_tuple`. Arrays: `approx_max_k`,
+`approx_min_k` (exact here), the patches of `conv_general_dilated_patches`, the
+unshared convolution `conv_general_dilated_local`, `dtype`. Collectives: `pshuffle`, `pswapaxes`.
 """
 import typing
 from collections.abc import Sequence
@@ -14,18 +14,17 @@ import numpy as np
 from .. import dtypes
 from ._base import aval_of
 from .convolution import ConvDimensionNumbers, _conv_shape_rule, _dilate, conv_dimension_numbers, conv_general_dilated
-from .elementwise import add, bitwise_and, lt, mul, neg, select_n, shift_right_logical, sub
+from .elementwise import neg
 from .parallel import all_to_all, ppermute
 from .precision import Precision
 from .reductions import padtype_to_pads
-from .slicing import scatter_add
 from .sorting import top_k
-from .structural import (bitcast_convert_type, broadcast_in_dim, concatenate, expand_dims, full, reshape,
-                         slice_in_dim, squeeze, transpose)
+from .structural import broadcast_in_dim, full, transpose
 
-__all__ = ["empty", "broadcast_shapes", "broadcast_like", "split", "stack", "unstack", "tile", "scatter_sub", "mulhi",
+__all__ = ["empty", "broadcast_shapes", "broadcast_like",
            "approx_max_k", "approx_min_k", "conv_shape_tuple", "conv_general_shape_tuple",
-           "conv_transpose_shape_tuple", "reduce_window_shape_tuple", "conv_general_dilated_patches", "dtype",
+           "conv_transpose_shape_tuple", "reduce_window_shape_tuple", "conv_general_dilated_patches",
+           "conv_general_dilated_local", "dtype",
            "pshuffle", "pswapaxes", "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike"]
 
 # JAX's names of argument types, for annotations
@@ -167,119 +166,6 @@ def empty(shape, dtype, *, out_sharding=None):
     return full(shape, 0, dtype)
 
 
-def split(operand, sizes, axis=0):
-    """`operand` cut along `axis` into consecutive pieces of the given `sizes` (they must add up to
-    the axis' size).
-
-    >>> [p.shape for p in lax.split(jnp.zeros((5, 2)), (2, 3))]
-    [(2, 2), (3, 2)]
-    """
-    aval = aval_of(operand)
-    axis = int(axis) + (aval.ndim if int(axis) < 0 else 0)
-    sizes = tuple(int(s) for s in sizes)
-    if not 0 <= axis < aval.ndim:
-        raise ValueError(f"split: axis {axis} is out of bounds for an operand of shape {aval.shape}.")
-    if any(s < 0 for s in sizes) or sum(sizes) != aval.shape[axis]:
-        raise ValueError(f"split: sizes {sizes} must be non-negative and add up to the size {aval.shape[axis]} of "
-                         f"axis {axis} of the operand of shape {aval.shape}.")
-    pieces, start = [], 0
-    for s in sizes:
-        pieces.append(slice_in_dim(operand, start, start + s, axis=axis))
-        start += s
-    return pieces
-
-
-def stack(operands, axis=0):
-    """The arrays `operands` (one shape) stacked along a new axis `axis`.
-
-    >>> lax.stack([jnp.zeros(3), jnp.ones(3)], axis=1).shape
-    (3, 2)
-    """
-    operands = list(operands)
-    if not operands:
-        raise ValueError("stack requires at least one operand.")
-    ndim = aval_of(operands[0]).ndim
-    axis = int(axis) + (ndim + 1 if int(axis) < 0 else 0)
-    return concatenate([expand_dims(x, (axis,)) for x in operands], axis)
-
-
-def unstack(x, axis=0):
-    """The slices of `x` along `axis`, as a tuple of arrays with that axis removed.
-
-    >>> [a.tolist() for a in lax.unstack(jnp.array([[1, 2], [3, 4]]), axis=1)]
-    [[1, 3], [2, 4]]
-    """
-    aval = aval_of(x)
-    axis = int(axis) + (aval.ndim if int(axis) < 0 else 0)
-    if not 0 <= axis < aval.ndim:
-        raise ValueError(f"unstack: axis {axis} is out of bounds for an operand of shape {aval.shape}.")
-    return tuple(squeeze(slice_in_dim(x, i, i + 1, axis=axis), (axis,)) for i in range(aval.shape[axis]))
-
-
-def tile(operand, reps):
-    """`operand` repeated `reps[i]` times along each axis i (len(reps) == operand.ndim).
-
-    >>> lax.tile(jnp.array([[1, 2]]), (2, 2)).tolist()
-    [[1, 2, 1, 2], [1, 2, 1, 2]]
-    """
-    aval = aval_of(operand)
-    reps = tuple(int(r) for r in reps)
-    if len(reps) != aval.ndim or any(r < 0 for r in reps):
-        raise ValueError(f"tile: reps {reps} must have one non-negative entry per dimension of the operand of "
-                         f"shape {aval.shape}.")
-    # (r0, d0, r1, d1, ...) by one broadcast, then merged pairwise
-    shape = tuple(v for r, d in zip(reps, aval.shape) for v in (r, d))
-    out = broadcast_in_dim(operand, shape, tuple(range(1, 2 * aval.ndim, 2)))
-    return reshape(out, tuple(r * d for r, d in zip(reps, aval.shape)))
-
-
-def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
-                unique_indices=False, mode=None):
-    """As `scatter_add`, subtracting the updates (repeated indices accumulate).
-
-    >>> dn = lax.ScatterDimensionNumbers((), (0,), (0,))
-    >>> lax.scatter_sub(jnp.zeros(3), jnp.array([[1], [1]]), jnp.ones(2), dn).tolist()
-    [0.0, -2.0, 0.0]
-    """
-    return scatter_add(operand, scatter_indices, neg(updates), dimension_numbers,
-                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
-
-
-def mulhi(x, y):
-    """Elementwise the high half of the full (double-width) product of integers `x` and `y`,
-    signed or unsigned as their dtype (`(x * y) >> bits` computed without overflow).
-
-    Computed from half-width pieces, so 32- and 64-bit operands need no wider type.
-
-    >>> lax.mulhi(jnp.uint32(0xFFFFFFFF), jnp.uint32(2))
-    Array(1, dtype=uint32)
-    """
-    ax, ay = aval_of(x), aval_of(y)
-    if ax.dtype != ay.dtype or ax.dtype.kind not in "iu":
-        raise TypeError(f"mulhi requires integer operands of one dtype, got {dtypes.short_name(ax.dtype)} and "
-                        f"{dtypes.short_name(ay.dtype)}.")
-    bits = ax.dtype.itemsize * 8
-    signed = ax.dtype.kind == "i"
-    udt = np.dtype(f"uint{bits}")
-    ux = bitcast_convert_type(x, udt) if signed else x
-    uy = bitcast_convert_type(y, udt) if signed else y
-    half = bits // 2
-    mask = np.array((1 << half) - 1, udt)
-    h = np.array(half, udt)
-    x_lo, x_hi = bitwise_and(ux, mask), shift_right_logical(ux, h)
-    y_lo, y_hi = bitwise_and(uy, mask), shift_right_logical(uy, h)
-    lo_lo, hi_lo, lo_hi, hi_hi = mul(x_lo, y_lo), mul(x_hi, y_lo), mul(x_lo, y_hi), mul(x_hi, y_hi)
-    cross = add(add(shift_right_logical(lo_lo, h), bitwise_and(hi_lo, mask)), lo_hi)
-    hi = add(add(hi_hi, shift_right_logical(hi_lo, h)), shift_right_logical(cross, h))
-    if not signed:
-        return hi
-    # signed: subtract y where x < 0 and x where y < 0 (two's complement, modulo 2**bits)
-    zeros = full(ax.shape, 0, udt)
-    hi = sub(hi, select_n(lt(x, np.array(0, ax.dtype)), zeros, uy))
-    hi = sub(hi, select_n(lt(y, np.array(0, ax.dtype)), zeros, ux))
-    return bitcast_convert_type(hi, ax.dtype)
-
-
 def _approx_k(name, operand, k, reduction_dimension, recall_target, aggregate_to_topk, largest):
     aval = aval_of(operand)
     dim = int(reduction_dimension) + (aval.ndim if int(reduction_dimension) < 0 else 0)
@@ -354,6 +240,41 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation=lhs_dilation,
                                 rhs_dilation=rhs_dilation, dimension_numbers=dn, feature_group_count=channels,
                                 precision=precision, preferred_element_type=preferred_element_type)
+
+
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape, lhs_dilation=None, rhs_dilation=None,
+                               dimension_numbers=None, precision=None):
+    """An unshared (locally connected) convolution: like `conv_general_dilated`, but each output
+    position has its own kernel. `rhs` has the output's spatial sizes where a convolution kernel
+    has the window's, and its I dimension holds C * prod(filter_shape) inputs ordered as
+    `conv_general_dilated_patches` orders them (channel, then the window position); e.g. with
+    ('NCHW', 'OIHW', 'NCHW'), rhs is (O, C * fh * fw, out_h, out_w). The patches of `lhs` are
+    contracted with `rhs` position by position; `precision` may be a pair (patches, product).
+
+    >>> x = jnp.arange(4.).reshape(1, 1, 4)
+    >>> w = jnp.array([[[1., 0., 0.], [0., 1., 10.]]])  # O=1, I=2 (a window of 2), 3 positions
+    >>> lax.conv_general_dilated_local(x, w, (1,), "VALID", (2,), dimension_numbers=("NCH", "OIH", "NCH")).tolist()
+    [[[0.0, 2.0, 30.0]]]
+    """
+    from .dot import dot_general
+    from .precision import canonicalize_precision
+    la = aval_of(lhs)
+    filter_shape = tuple(int(d) for d in filter_shape)
+    canonical = canonicalize_precision(precision, "conv_general_dilated_local")
+    patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=lhs_dilation,
+                                           rhs_dilation=rhs_dilation, dimension_numbers=dimension_numbers,
+                                           precision=None if canonical is None else canonical[0])
+    dn = conv_dimension_numbers(la.shape, (1, 1) + filter_shape, dimension_numbers)
+    # contract the patch features with rhs's I dimension, pairing the spatial dimensions as batch
+    # dimensions (in the patches' order, which dot_general puts first in its output)
+    spatial = sorted(range(len(filter_shape)), key=lambda i: dn.out_spec[2 + i])
+    patch_batch = tuple(dn.out_spec[2 + i] for i in spatial)
+    rhs_batch = tuple(dn.rhs_spec[2 + i] for i in spatial)
+    out = dot_general(patches, rhs, (((dn.out_spec[1],), (dn.rhs_spec[1],)), (patch_batch, rhs_batch)),
+                      precision=precision)
+    # (spatial..., N, O) -> the output layout
+    src = list(patch_batch) + [dn.out_spec[0], dn.out_spec[1]]
+    return transpose(out, tuple(int(i) for i in np.argsort(src)))
 
 
 # ----- collectives -------------------------------------------------------------------------------

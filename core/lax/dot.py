@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..interpreters import batching, lowering
 from ._base import ANY, aval_of, check_dtype_accepted, defbilinear, dtype_kind, standard_primitive
-from .precision import canonicalize_precision, precision_attr
+from .precision import algorithm_lowering, canonicalize_precision, is_algorithm, precision_attr
 
 __all__ = ["dot_general", "dot", "batch_matmul"]
 
@@ -29,7 +29,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     Example: a batched matrix product of (B, M, K) and (B, K, N) is
     `lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,))))`, of shape (B, M, N).
     """
-    precision = canonicalize_precision(precision, "dot_general")
+    precision = canonicalize_precision(precision, "dot_general", allow_algorithm=True)
     (lc, rc), (lb, rb) = dimension_numbers
     dims = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
     if preferred_element_type is not None:
@@ -120,6 +120,15 @@ def _dot_general_lowering(ctx, x, y, *, dimension_numbers, precision, preferred_
             f"lhs_contracting_dimensions = [{', '.join(map(str, lc))}], "
             f"rhs_contracting_dimensions = [{', '.join(map(str, rc))}]>")
     attrs = {"dot_dimension_numbers": attr}
+    if is_algorithm(precision):
+        # StableHLO's `algorithm`: operands in the storage type the algorithm takes, the product
+        # in its accumulation type, then the result's dtype
+        storage, acc, attrs["algorithm"] = algorithm_lowering(precision, lhs_aval.dtype, rhs_aval.dtype)
+        if storage is not None and storage != lhs_aval.dtype:
+            x = ctx.b.op("stablehlo.convert", [x], [lhs_aval.update(dtype=storage)])
+            y = ctx.b.op("stablehlo.convert", [y], [rhs_aval.update(dtype=storage)])
+        out = ctx.b.op("stablehlo.dot_general", [x, y], [aval_out.update(dtype=acc)], attrs)
+        return out if acc == out_dtype else ctx.b.op("stablehlo.convert", [out], [aval_out])
     if precision is not None:
         attrs["precision_config"] = precision_attr(precision)
     out = ctx.b.op("stablehlo.dot_general", [x, y], [aval_out.update(dtype=compute)], attrs)
@@ -168,7 +177,7 @@ def _dot_general_transpose_operand(ct, other, operand_aval, own_dims, other_dims
         # (for x @ w, w's cotangent is dot(x^T, ct) rather than dot(ct^T, x)^T)
         src = list(own_b) + from_other + own_free
         res = dot_general(other, ct, ((tuple(other_free), ct_other_free), (tuple(other_b), tuple(range(nbatch)))),
-                          precision=None if precisions is None else precisions[::-1])
+                          precision=_swapped(precisions))
     else:
         res = dot_general(ct, other, ((ct_other_free, tuple(other_free)), (tuple(range(nbatch)), tuple(other_b))),
                           precision=precisions)
@@ -189,8 +198,13 @@ def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision, prefer
 
 def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, precision, preferred_element_type):
     (lc, rc), (lb, rb) = dimension_numbers
-    return _dot_general_transpose_operand(ct, x, y.aval, (rc, rb), (lc, lb), len(lb),
-                                          None if precision is None else precision[::-1])
+    return _dot_general_transpose_operand(ct, x, y.aval, (rc, rb), (lc, lb), len(lb), _swapped(precision))
+
+
+def _swapped(precision):
+    """The precision with the operands' roles exchanged: a (lhs, rhs) pair reversed; None and a dot
+    algorithm (the same for both operands) unchanged."""
+    return precision[::-1] if isinstance(precision, tuple) and not is_algorithm(precision) else precision
 
 
 defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)

@@ -7,12 +7,25 @@ the config option `default_matmul_precision` (alias `jax_default_matmul_precisio
 manager `core.default_matmul_precision`) then decides, when set. Lowered, the pair is StableHLO's
 `precision_config` on `dot_general` / `convolution`. XLA on CPU computes float32 exactly at every
 precision; on GPU and TPU lower precisions may use TensorFloat-32 or bfloat16 passes.
+
+`dot_general` (and what is built on it) also takes a dot algorithm: a `DotAlgorithm`, a
+`DotAlgorithmPreset` or a preset's name. It is the primitive parameter as given (the preset
+member, or the DotAlgorithm tuple) and is lowered to StableHLO's `algorithm` attribute, with the
+operands first converted to the storage type the preset takes when theirs is not one of them (as
+JAX does); XLA on CPU compiles every preset but ANY_F8_* (those need float8 operands, refused
+with an error) and computes float32 and wider exactly at each. `DEFAULT` is None: no attribute.
+Convolutions take only `Precision`. `AccuracyMode` and `Tolerance` are JAX's types for the
+`accuracy=` of unary functions, which XLA on CPU has one implementation of; they exist so that
+programs naming them import.
 """
 import enum
+from typing import NamedTuple
+
+import numpy as np
 
 from ..config import MATMUL_PRECISION_STRINGS, config
 
-__all__ = ["Precision"]
+__all__ = ["Precision", "DotAlgorithm", "DotAlgorithmPreset", "AccuracyMode", "Tolerance"]
 
 
 class Precision(enum.Enum):
@@ -66,7 +79,7 @@ def _one(value, where):
                      "pair of two Precisions or two strings for (lhs, rhs).")
 
 
-def canonicalize_precision(precision, where="precision"):
+def canonicalize_precision(precision, where="precision", allow_algorithm=False):
     """The primitive parameter for a user's `precision`: None or (lhs, rhs) `Precision` members.
 
     None defers to the config option `default_matmul_precision` (None when that is unset too).
@@ -82,6 +95,12 @@ def canonicalize_precision(precision, where="precision"):
         if default is None:
             return None
         return canonicalize_precision(default, "config option default_matmul_precision")
+    algorithm = _algorithm(precision)
+    if algorithm is not None:
+        if not allow_algorithm:
+            raise ValueError(f"{where}: a dot algorithm ({precision!r}) is accepted by dot_general and the products "
+                             "built on it only; give a lax.Precision here.")
+        return None if algorithm is DotAlgorithmPreset.DEFAULT else algorithm
     if isinstance(precision, (Precision, str)):
         p = _one(precision, where)
         return (p, p)
@@ -93,8 +112,148 @@ def canonicalize_precision(precision, where="precision"):
 
 
 def precision_attr(precision):
-    """The `precision_config` attribute text for a canonical precision (None: none is written,
-    which StableHLO reads as DEFAULT for both operands)."""
-    if precision is None:
+    """The `precision_config` attribute text for a canonical precision (None or a dot algorithm:
+    none is written, which StableHLO reads as DEFAULT for both operands)."""
+    if precision is None or is_algorithm(precision):
         return None
     return "[" + ", ".join(f"#stablehlo<precision {p.name}>" for p in precision) + "]"
+
+
+# ----- dot algorithms ----------------------------------------------------------------------------
+
+class DotAlgorithm(NamedTuple):
+    """How a dot product computes, as `jax.lax.DotAlgorithm`: the types the operands are rounded
+    to (`lhs_precision_type`, `rhs_precision_type`), the accumulation type, how many components
+    each operand is split into and how many products emulate the higher precision (1, 1, 1 for
+    none), and whether accumulation may be imprecise. Pass it as `precision=` of `dot_general`.
+
+    >>> alg = lax.DotAlgorithm(np.float32, np.float32, np.float32)
+    >>> lax.dot(jnp.ones(3), jnp.ones(3), precision=alg)
+    Array(3., dtype=float32)
+    """
+    lhs_precision_type: object
+    rhs_precision_type: object
+    accumulation_type: object
+    lhs_component_count: int = 1
+    rhs_component_count: int = 1
+    num_primitive_operations: int = 1
+    allow_imprecise_accumulation: bool = False
+
+
+class DotAlgorithmPreset(enum.Enum):
+    """Named dot algorithms, as `jax.lax.DotAlgorithmPreset` (names LHS_RHS_ACCUMULATOR, `_X3` etc.
+    for products emulating a higher precision with 3, 6 or 9 passes). Pass a member or its name as
+    `precision=`; `DEFAULT` lets the compiler choose.
+
+    >>> lax.DotAlgorithmPreset["BF16_BF16_F32"], str(lax.DotAlgorithmPreset.F32_F32_F32)
+    (DotAlgorithmPreset.BF16_BF16_F32, 'F32_F32_F32')
+    """
+    DEFAULT = enum.auto()
+    ANY_F8_ANY_F8_F32 = enum.auto()
+    ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()
+    ANY_F8_ANY_F8_ANY = enum.auto()
+    ANY_F8_ANY_F8_ANY_FAST_ACCUM = enum.auto()
+    F16_F16_F16 = enum.auto()
+    F16_F16_F32 = enum.auto()
+    BF16_BF16_BF16 = enum.auto()
+    BF16_BF16_F32 = enum.auto()
+    BF16_BF16_F32_X3 = enum.auto()
+    BF16_BF16_F32_X6 = enum.auto()
+    BF16_BF16_F32_X9 = enum.auto()
+    TF32_TF32_F32 = enum.auto()
+    TF32_TF32_F32_X3 = enum.auto()
+    F32_F32_F32 = enum.auto()
+    F64_F64_F64 = enum.auto()
+
+    def __repr__(self):
+        return f"DotAlgorithmPreset.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+
+class AccuracyMode(enum.Enum):
+    """The accuracy a unary function's implementation should favour (`jax.lax.AccuracyMode`).
+
+    >>> lax.AccuracyMode.HIGHEST.value
+    1
+    """
+    HIGHEST = 1
+    DEFAULT = 2
+
+
+class Tolerance:
+    """Tolerances for the implementation of a unary function (`jax.lax.Tolerance`): at most two
+    of `atol`, `rtol` and `ulps`, non-negative, at least one set.
+
+    >>> lax.Tolerance(atol=1e-6, ulps=2).ulps
+    2
+    """
+
+    def __init__(self, atol=0.0, rtol=0.0, ulps=0):
+        if atol < 0.0 or rtol < 0.0 or ulps < 0:
+            raise ValueError(f"Tolerance: tolerances must be non-negative, got atol={atol}, rtol={rtol}, ulps={ulps}.")
+        if atol == 0.0 and rtol == 0.0 and ulps == 0:
+            raise ValueError("Tolerance: at least one of atol, rtol or ulps must be set.")
+        self.atol, self.rtol, self.ulps = atol, rtol, ulps
+
+    def __repr__(self):
+        return f"Tolerance(atol={self.atol}, rtol={self.rtol}, ulps={self.ulps})"
+
+
+def is_algorithm(precision):
+    return isinstance(precision, (DotAlgorithm, DotAlgorithmPreset))
+
+
+def _algorithm(precision):
+    """`precision` as a DotAlgorithm or preset, or None when it is not one (a preset's name is one)."""
+    if is_algorithm(precision):
+        return precision
+    if isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:
+        return DotAlgorithmPreset[precision]
+    return None
+
+
+_TF32 = "tf32"  # no NumPy dtype: StableHLO's name is used directly
+_F8_PRESETS = ("ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM")
+
+
+def _preset_algorithm(preset):
+    """(storage types the operands may have, or None for any; the DotAlgorithm) of a preset."""
+    from .. import dtypes
+    f16, f32, f64, bf16 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64), dtypes.bfloat16
+    name = preset.name
+    lhs, rhs, acc = name.split("_")[:3]
+    passes = int(name.rsplit("_X", 1)[1]) if "_X" in name else 1
+    types = {"F16": f16, "BF16": bf16, "F32": f32, "F64": f64, "TF32": _TF32}
+    storage = {"F16": (f16,), "BF16": (bf16, f32), "TF32": (f32,), "F32": (f32,), "F64": (f64,)}[lhs]
+    if name in ("F16_F16_F32",):
+        storage = (f16,)
+    return storage, DotAlgorithm(types[lhs], types[rhs], types[acc], 1, 1, passes, False)
+
+
+def algorithm_lowering(precision, lhs_dtype, rhs_dtype, where="dot_general"):
+    """(the storage dtype to convert both operands to, or None; the accumulation dtype; the
+    `algorithm` attribute text) for a canonical dot-algorithm precision."""
+    from ..interpreters.lowering import element_type
+    if isinstance(precision, DotAlgorithmPreset):
+        if precision.name in _F8_PRESETS:
+            raise ValueError(f"{where}: the dot algorithm {precision} needs float8 operands, got "
+                             f"{np.dtype(lhs_dtype).name} and {np.dtype(rhs_dtype).name}; use a preset for their "
+                             "type (e.g. F32_F32_F32 or BF16_BF16_F32).")
+        storage, algorithm = _preset_algorithm(precision)
+        convert = None if lhs_dtype in storage and rhs_dtype in storage else storage[0]
+    else:
+        algorithm, convert = precision, None
+
+    def hlo_type(t):
+        return t if isinstance(t, str) else element_type(np.dtype(t))
+    a = algorithm
+    text = (f"#stablehlo.dot_algorithm<lhs_precision_type = {hlo_type(a.lhs_precision_type)}, "
+            f"rhs_precision_type = {hlo_type(a.rhs_precision_type)}, "
+            f"accumulation_type = {hlo_type(a.accumulation_type)}, lhs_component_count = {int(a.lhs_component_count)}, "
+            f"rhs_component_count = {int(a.rhs_component_count)}, "
+            f"num_primitive_operations = {int(a.num_primitive_operations)}, "
+            f"allow_imprecise_accumulation = {'true' if a.allow_imprecise_accumulation else 'false'}>")
+    acc = a.accumulation_type
+    return convert, (np.dtype(np.float32) if acc == _TF32 else np.dtype(acc)), text

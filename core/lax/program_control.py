@@ -1,13 +1,17 @@
 """Operations that steer the compiler rather than compute: `optimization_barrier` (values XLA may
 not move computations across), `platform_dependent` (a different implementation per platform),
-and `reduce_precision` (round to a narrower floating format without changing the dtype).
+`reduce_precision` (round to a narrower floating format without changing the dtype),
+`with_sharding_constraint` (a placement hint: the identity here) and `composite` (a function
+recorded as one named call).
 """
+import functools
+
 from ..avals import ShapedArray
 from ..interpreters import ad, batching, lowering
 from ..tree_util import tree_flatten, tree_unflatten
 from ._base import FLOAT, check_dtype_accepted, deflinear, defvectorized, standard_primitive
 
-__all__ = ["optimization_barrier", "platform_dependent", "reduce_precision"]
+__all__ = ["optimization_barrier", "platform_dependent", "reduce_precision", "with_sharding_constraint", "composite"]
 
 
 # ----- optimization_barrier ----------------------------------------------------------------------
@@ -129,3 +133,65 @@ lowering.register(reduce_precision_p, _reduce_precision_lowering)
 # As in JAX: the rounding is treated as linear, its tangent and cotangent rounded the same way.
 deflinear(reduce_precision_p, lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
 defvectorized(reduce_precision_p)
+
+
+# ----- with_sharding_constraint ------------------------------------------------------------------
+
+def with_sharding_constraint(x, shardings):
+    """`x` (a pytree of arrays) unchanged. In JAX it asks the SPMD partitioner to lay each value
+    out as `shardings` says; purenn's `jit` compiles for one device (several devices are `pmap`'s),
+    where every layout is the whole array, so the constraint is recorded (one
+    `sharding_constraint` equation per leaf, naming the sharding) and lowered to nothing.
+
+    >>> lax.with_sharding_constraint(jnp.arange(3), "replicated")
+    Array([0, 1, 2], dtype=int32)
+    """
+    leaves, tree = tree_flatten(x)
+    try:
+        hash(shardings)
+        param = shardings
+    except TypeError:  # a list or another unhashable spec: its text stands for it
+        param = repr(shardings)
+    return tree_unflatten(tree, [sharding_constraint_p.bind(leaf, sharding=param) for leaf in leaves])
+
+
+sharding_constraint_p = standard_primitive("sharding_constraint", lambda x, **_: x.shape, lambda x, **_: x.dtype,
+                                           lambda x, **_: x.weak_type)
+lowering.register(sharding_constraint_p, lambda ctx, x, **_: x)
+deflinear(sharding_constraint_p, lambda ct, x, **params: [sharding_constraint_p.bind(ct, **params)])
+defvectorized(sharding_constraint_p)
+
+
+# ----- composite -----------------------------------------------------------------------------------
+
+def composite(decomposition, name, version=0):
+    """`decomposition` as one named operation, as `jax.lax.composite`: the returned function runs
+    `decomposition(*args, **kwargs)`, where the keyword arguments are static attributes; under
+    `jit` or `make_jaxpr` the call is one `jit[name=NAME]` equation holding its program (JAX emits
+    `stablehlo.composite`, which XLA inlines the same way). Unlike JAX's, it can be differentiated
+    and vmapped (through its decomposition).
+
+    >>> hard_tanh = lax.composite(lambda x, *, limit=1.0: jnp.clip(x, -limit, limit), name="my.hard_tanh")
+    >>> hard_tanh(jnp.array([-3.0, 0.5, 2.0]), limit=1.5)
+    Array([-1.5,  0.5,  1.5], dtype=float32)
+    """
+    from ..api import named_call
+    if not callable(decomposition):
+        raise TypeError(f"composite: decomposition must be callable, got {decomposition!r}.")
+    name = str(name)
+    calls = {}  # attributes -> the named call, so repeated calls trace once
+
+    @functools.wraps(decomposition)
+    def call(*args, **attributes):
+        key = tuple(sorted(attributes.items()))
+        try:
+            named = calls.get(key)
+        except TypeError:  # unhashable attributes (arrays): a fresh call
+            key, named = None, None
+        if named is None:
+            named = named_call(functools.partial(decomposition, **attributes), name=name)
+            if key is not None:
+                calls[key] = named
+        return named(*args)
+    call.composite_name, call.composite_version = name, int(version)
+    return call

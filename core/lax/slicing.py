@@ -11,6 +11,7 @@ gathers and skips scatters). `core.numpy` indexing and `x.at[...]` are built on 
 """
 import enum
 import math
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -19,10 +20,11 @@ from .. import dtypes
 from ..avals import ShapedArray
 from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array, int_list
-from ._base import ANY, INT, aval_of, check_dtype_accepted, dtype_kind, standard_primitive
+from ._base import ANY, INT, NUMBER, aval_of, check_dtype_accepted, dtype_kind, standard_primitive
 
 __all__ = ["GatherDimensionNumbers", "GatherScatterMode", "gather", "ScatterDimensionNumbers",
-           "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max", "index_take"]
+           "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max", "scatter_apply",
+           "index_take"]
 
 
 class GatherScatterMode(enum.Enum):
@@ -477,7 +479,7 @@ def _scatter_shape_rule(operand, indices, updates, *, dimension_numbers, name, *
 
 
 def _scatter_dtype_rule(operand, indices, updates, *, name, **_):
-    check_dtype_accepted(name, operand.dtype, ANY)
+    check_dtype_accepted(name, operand.dtype, NUMBER if name == "scatter_sub" else ANY)
     _check_index_dtype(name, indices)
     if operand.dtype != updates.dtype:
         raise TypeError(f"{name}: operand and updates must have the same dtype, got "
@@ -510,13 +512,14 @@ def _scatter_attrs(dn, indices_aval, indices_are_sorted, unique_indices):
 
 # combiner name -> (StableHLO op for numbers, op for bools); None means "take the update"
 _COMBINERS = {"scatter": (None, None), "scatter_add": ("stablehlo.add", "stablehlo.or"),
+              "scatter_sub": ("stablehlo.subtract", None),
               "scatter_mul": ("stablehlo.multiply", "stablehlo.and"),
               "scatter_min": ("stablehlo.minimum", "stablehlo.and"),
               "scatter_max": ("stablehlo.maximum", "stablehlo.or")}
 
 
 def _scatter_lowering(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
-                      unique_indices, mode, name):
+                      unique_indices, mode, name, update_jaxpr=None):
     b = ctx.b
     op_aval, idx_aval, upd_aval = ctx.avals_in
     dn = dimension_numbers
@@ -529,6 +532,8 @@ def _scatter_lowering(ctx, operand, indices, updates, *, dimension_numbers, indi
     combine = _COMBINERS[name][1 if op_aval.dtype == dtypes.bool_ else 0]
 
     def body(rb, old, new):
+        if update_jaxpr is not None:  # scatter_apply: the function of the old value
+            return lowering.lower_jaxpr_into(rb, update_jaxpr.jaxpr, [old])
         return new if combine is None else rb.op(combine, [old, new], [scalar])
 
     region = b.region([scalar, scalar], body)
@@ -574,11 +579,11 @@ def _scatter_zero_tangent(out):
 
 
 def _scatter_bind(prim, operand, scatter_indices, updates, dimension_numbers, indices_are_sorted,
-                  unique_indices, mode):
+                  unique_indices, mode, **extra):
     dn = ScatterDimensionNumbers(*(_ints(d) for d in dimension_numbers))
     return prim.bind(operand, scatter_indices, updates, dimension_numbers=dn,
                      indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
-                     mode=GatherScatterMode.from_any(mode))
+                     mode=GatherScatterMode.from_any(mode), **extra)
 
 
 def _scatter_batch_rule(prim):
@@ -590,7 +595,7 @@ def _scatter_batch_rule(prim):
     (example b writes only into operand example b). No index vector gets a batch component, so
     `mode` clamps or drops exactly as per example, and unique per-example indices stay unique.
     """
-    def rule(vals, dims, *, dimension_numbers, indices_are_sorted, unique_indices, mode):
+    def rule(vals, dims, *, dimension_numbers, indices_are_sorted, unique_indices, mode, **extra):
         operand, indices, updates = vals
         op_bdim, idx_bdim, upd_bdim = dims
         dn = dimension_numbers
@@ -624,7 +629,7 @@ def _scatter_batch_rule(prim):
             indices_are_sorted = False  # the flattened batched indices are not sorted
         updates = batching.move_bdim(updates, upd_bdim, upd_dst, size)
         out = prim.bind(operand, indices, updates, dimension_numbers=new_dn, indices_are_sorted=indices_are_sorted,
-                        unique_indices=unique_indices, mode=mode)
+                        unique_indices=unique_indices, mode=mode, **extra)
         return out, op_bdim
     return rule
 
@@ -732,6 +737,42 @@ ad.transpose_rules[scatter_add_p] = _scatter_add_transpose
 batching.batching_rules[scatter_add_p] = _scatter_batch_rule(scatter_add_p)
 
 
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+                unique_indices=False, mode=None):
+    """As `scatter_add`, but subtracts the updates; repeated indices accumulate.
+
+    >>> dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    >>> lax.scatter_sub(jnp.zeros(3), jnp.array([[1], [1]]), jnp.ones(2), dn).tolist()
+    [0.0, -2.0, 0.0]
+    """
+    return _scatter_bind(scatter_sub_p, operand, scatter_indices, updates, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode)
+
+
+scatter_sub_p = _scatter_primitive("scatter_sub")
+
+
+def _scatter_sub_jvp(primals, tangents, **params):
+    # linear in (operand, updates) jointly, as scatter_add
+    operand, indices, updates = primals
+    out = scatter_sub_p.bind(operand, indices, updates, **params)
+    t_operand, t_updates = ad.instantiate_zeros(tangents[0]), ad.instantiate_zeros(tangents[2])
+    return out, scatter_sub_p.bind(t_operand, indices, t_updates, **params)
+
+
+def _scatter_sub_transpose(ct, operand, indices, updates, **params):
+    from .elementwise import neg
+    t_operand = ct if ad.is_undefined(operand) else None
+    t_updates = (neg(_gather_scattered(ct, indices, updates.aval, **params)) if ad.is_undefined(updates)
+                 else None)
+    return [t_operand, None, t_updates]
+
+
+ad.jvp_rules[scatter_sub_p] = _scatter_sub_jvp
+ad.transpose_rules[scatter_sub_p] = _scatter_sub_transpose
+batching.batching_rules[scatter_sub_p] = _scatter_batch_rule(scatter_sub_p)
+
+
 def scatter_mul(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
                 unique_indices=False, mode=None):
     """As `scatter`, but multiplies by the updates; repeated indices accumulate.
@@ -830,6 +871,77 @@ def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices
 scatter_max_p = _scatter_primitive("scatter_max")
 ad.jvp_rules[scatter_max_p] = _scatter_extremal_jvp(scatter_max_p)
 batching.batching_rules[scatter_max_p] = _scatter_batch_rule(scatter_max_p)
+
+
+# ----- scatter_apply: a function applied where a scatter would write ----------------------------
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(), indices_are_sorted=False,
+                  unique_indices=False, mode=None):
+    """`operand` with the elements a scatter of updates of `update_shape` would write replaced by
+    `func` of themselves (`func` maps a scalar of operand's dtype to one); an element written by k
+    windows gets `func` applied k times. As in JAX there is no derivative.
+
+    >>> dn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    >>> lax.scatter_apply(jnp.ones(3), jnp.array([[0], [2], [2]]), lambda v: v * 10, dn, update_shape=(3,)).tolist()
+    [10.0, 1.0, 100.0]
+    """
+    op_aval = aval_of(operand)
+    placeholder = _zeros(tuple(int(d) for d in update_shape), op_aval.dtype)
+    return _scatter_bind(scatter_apply_p, operand, scatter_indices, placeholder, dimension_numbers,
+                         indices_are_sorted, unique_indices, mode, update_jaxpr=_scalar_jaxpr(func, op_aval.dtype))
+
+
+def _zeros(shape, dtype):
+    from .structural import full
+    return full(shape, 0, dtype)
+
+
+_scalar_jaxprs = weakref.WeakKeyDictionary()  # func -> {dtype: ClosedJaxpr}, so a reused func compiles once
+
+
+def _scalar_jaxpr(func, dtype):
+    """`func` traced on one scalar of `dtype`, as a parameter (cached per function and dtype)."""
+    from ..interpreters.staging import trace_to_jaxpr
+    try:
+        per_func = _scalar_jaxprs.setdefault(func, {})
+    except TypeError:  # not weakly referenceable: trace each time
+        per_func = {}
+    closed = per_func.get(np.dtype(dtype))
+    if closed is None:
+        closed = trace_to_jaxpr(lambda v: [func(v)], [ShapedArray((), dtype)], fun_name="scatter_apply func")
+        out = closed.out_avals[0] if closed.out_avals else None
+        if out is None or out.shape != () or out.dtype != np.dtype(dtype):
+            raise TypeError(f"scatter_apply: func must map a {np.dtype(dtype).name} scalar to one, got "
+                            f"{'nothing' if out is None else np.dtype(out.dtype).name + str(list(out.shape))}.")
+        if closed.jaxpr.constvars:
+            raise TypeError("scatter_apply: func must not close over arrays (it runs inside XLA's scatter "
+                            "combiner); write the array's effect with lax.scatter / x.at[...] instead.")
+        per_func[np.dtype(dtype)] = closed
+    return closed
+
+
+def _scatter_apply_shape_rule(operand, indices, updates, *, update_jaxpr, **params):
+    return _scatter_shape_rule(operand, indices, updates, name="scatter_apply", **params)
+
+
+def _scatter_apply_dtype_rule(operand, indices, updates, *, update_jaxpr, **params):
+    return _scatter_dtype_rule(operand, indices, updates, name="scatter_apply", **params)
+
+
+def _scatter_apply_jvp(primals, tangents, **params):
+    if type(tangents[0]) is not ad.Zero:
+        raise NotImplementedError("scatter_apply has no derivative (as in JAX). Differentiate "
+                                  "x.at[idx].set(f(x[idx])) instead, or jnp.where over a mask.")
+    out = scatter_apply_p.bind(*primals, **params)
+    return out, ad.Zero(ad.tangent_aval(aval_of(out)))
+
+
+scatter_apply_p = standard_primitive("scatter_apply", _scatter_apply_shape_rule, _scatter_apply_dtype_rule,
+                                     lambda operand, *_, **__: operand.weak_type)
+lowering.register(scatter_apply_p, lambda ctx, *args, **params: _scatter_lowering(ctx, *args, name="scatter",
+                                                                                 **params))
+ad.jvp_rules[scatter_apply_p] = _scatter_apply_jvp
+batching.batching_rules[scatter_apply_p] = _scatter_batch_rule(scatter_apply_p)
 
 
 # ----- index_take: a gather spelled with one index vector per axis -----------------------------

@@ -24,7 +24,8 @@ __all__ = ["dot", "vdot", "vecdot", "inner", "outer", "matmul", "tensordot", "ei
 
 
 def _precision(precision, name):
-    return canonicalize_precision(precision, name)
+    # every product here is a dot_general, which also takes a dot algorithm (DotAlgorithmPreset)
+    return canonicalize_precision(precision, name, allow_algorithm=True)
 
 
 def _preferred(preferred_element_type):
