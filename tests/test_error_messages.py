@@ -1,6 +1,7 @@
 """Errors about traced values that a user can act on (issue 17, item 6): each conversion names
 itself, a leaked tracer says where it was made and that it leaked, a traced size names the public
-function and the argument, and a concretization error says what the value depends on."""
+function and the argument, and a concretization error says what the value depends on
+(docs/reliability.md F1-F5)."""
 import re
 
 import numpy as np

@@ -1,6 +1,6 @@
-"""Key-reuse checking (`debug_key_reuse`, core/key_reuse.py): a PRNG key consumed twice raises
-`errors.KeyReuseError` naming the first consumer, eagerly and under jit, vmap, scan, cond and
-while_loop; split, fold_in and clone give keys that may be consumed on their own.
+"""Key-reuse checking (`debug_key_reuse`, core/key_reuse.py; docs/reliability.md F36, E5): a PRNG
+key consumed twice raises `errors.KeyReuseError` naming the first consumer, eagerly and under jit,
+vmap, scan, cond and while_loop; split, fold_in and clone give keys that may be consumed on their own.
 
 Oracles: whether an error is raised is decided by hand for each program (which key each sampler
 receives); where a program runs, its numbers are compared with the same program run with the
