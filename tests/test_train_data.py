@@ -639,6 +639,20 @@ def test_prefetcher_hands_items_over_in_groups_of_the_byte_budget(monkeypatch):
     assert len(handed) == len(groups) + 1          # and the end marker
 
 
+def test_prefetcher_groups_hold_at_most_group_items(monkeypatch):
+    """Tiny batches from an endless stream (the trainer's, across epochs) close a group at
+    `group_items` long before the byte budget: the thread runs ahead by a bounded number of
+    batches (once, 8,700 device batches of a tiny model piled up ahead of a 400-step run)."""
+    handed = _recording_puts(monkeypatch)
+    split = _index_split(23, (2,))
+    with Prefetcher(batches(split, 4, seed=1, epoch=0), size=1, group_bytes=10 ** 9, group_items=4) as items:
+        assert [i for i, _ in items] == [0, 1, 2, 3, 4, 5]
+    groups = [[i for i, _ in h] for h in handed if isinstance(h, list)]
+    assert groups == [[0, 1, 2, 3], [4, 5]]
+    with pytest.raises(ValueError, match="group_items must be a positive integer or None, got 0"):
+        Prefetcher([], group_bytes=1, group_items=0)
+
+
 def test_prefetcher_group_before_an_error_is_delivered_then_the_error(monkeypatch):
     items = Prefetcher(_failing_producer(), size=2, group_bytes=10 ** 9)
     assert next(items) == 1 and next(items) == 2   # the partial group made before the error

@@ -155,6 +155,26 @@ def test_nonfinite_skip_keeps_state_bitwise_T8(tmp_path, monkeypatch):
     assert all(np.isfinite(v).all() for v in leaves(result.state).values() if v.dtype.kind == "f")
 
 
+def test_a_skipped_step_leaves_the_state_bit_for_bit_T8(tmp_path, monkeypatch):
+    """skip, checkpointing every step: the state a bad step (3, 8) commits holds the optimizer
+    state, layer state and EMA of the step before it bit for bit (only the step number and the
+    counters move on), while a good step changes them."""
+    nan_at(monkeypatch, {3, 8})
+    train.fit(small_config(tmp_path, run={"on_nonfinite": "skip", "steps": 9},
+                           checkpoint={"every": 1, "keep": 20}, optimizer={"name": "adam", "learning_rate": 0.01,
+                                                                           "ema_decay": 0.9}))
+
+    def kept(step):
+        with np.load(os.path.join(tmp_path, "checkpoints", str(step), "arrays.npz")) as z:
+            return {k: z[k] for k in z.files if k.split("/")[0] in ("opt_state", "layer_state", "ema")}
+    for bad in (3, 8):
+        before, after, next_ = kept(bad - 1), kept(bad), kept(bad + 1)
+        assert before.keys() == after.keys() and any(k.startswith("ema") for k in before)
+        for k in before:
+            assert before[k].tobytes() == after[k].tobytes(), (bad, k)
+        assert any(after[k].tobytes() != next_[k].tobytes() for k in after), bad
+
+
 def test_nonfinite_skip_aborts_after_k_in_a_row_T8(tmp_path, monkeypatch):
     nan_at(monkeypatch, {3, 4, 5})
     with pytest.raises(loop_lib.NonFiniteLossError, match="3 consecutive steps"):
@@ -175,6 +195,18 @@ def test_two_devices_equal_one(tmp_path):
         np.testing.assert_allclose(la[k], lb[k], rtol=2e-5, atol=2e-6, err_msg=k)
     np.testing.assert_allclose([v for _, v in losses(tmp_path / "one")], [v for _, v in losses(tmp_path / "two")],
                                rtol=1e-5)
+    # T6: resuming a checkpoint of one device count on another warns (equal within rounding only),
+    # and continues the same training: the 1-device run resumed on 2 devices follows the 2-device
+    # run resumed on 2 devices
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train.fit(small_config(tmp_path / "one", run={"steps": 12, "devices": 2}, **common))
+        train.fit(small_config(tmp_path / "two", run={"steps": 12, "devices": 2}, **common))
+    said = [str(w.message) for w in caught if issubclass(w.category, loop_lib.CheckpointWarning)]
+    assert len(said) == 1 and "saved by a run on 1 device(s), on 2" in said[0] and "not bit for bit" in said[0]
+    np.testing.assert_allclose([v for k, v in losses(tmp_path / "one") if k > 8],
+                               [v for k, v in losses(tmp_path / "two") if k > 8], rtol=1e-5)
 
 
 def test_event_files_hold_every_logged_scalar(tmp_path):
@@ -194,6 +226,20 @@ def test_event_files_hold_every_logged_scalar(tmp_path):
         expected = [(r["step"], r[tag]) for r in records if tag in r]
         assert [(e.step, pytest.approx(e.value, rel=1e-6)) for e in events] == expected, tag
     assert [s for s, _ in losses(tmp_path)] == list(range(1, 11))
+
+
+def test_log_directories_are_0o750_or_stricter_S0c(tmp_path):
+    """The workdir and its tensorboard/ directory get 0o750 from our code (checked under umask 0:
+    tensorboardX alone would make tensorboard/ with the process's umask)."""
+    from train.logs import RunLogger
+    old = os.umask(0)
+    try:
+        with RunLogger(str(tmp_path / "w"), total_steps=1, progress="off") as log:
+            log.scalars(1, {"train/loss": 1.0})
+    finally:
+        os.umask(old)
+    for d in (tmp_path / "w", tmp_path / "w" / "tensorboard"):
+        assert os.stat(d).st_mode & 0o777 & ~0o750 == 0, (d, oct(os.stat(d).st_mode))
 
 
 def test_resume_with_a_different_model_is_refused(tmp_path):
@@ -325,27 +371,21 @@ def test_histograms_are_written(tmp_path):
 
 @pytest.mark.parametrize("count, width", [(1, 4), (3, 3), (5, 3), (150, 20000)])
 def test_fetch_metrics_in_one_copy_equals_fetching_each(count, width, monkeypatch):
-    """The stacked fetch returns exactly the float32 values `device_get` returns leaf by leaf,
+    """The stacked fetch returns exactly the float32 vectors `device_get` returns one by one,
     whether the interval is shorter than, as long as or longer than the padding width; a long
     logging interval (`log_every: 20000`) is stacked in bounded chunks (once, one program of
     20,000 steps' scalars took the process 45 minutes and 1.8 GB)."""
     import core
     import core.numpy as jnp
     sizes = []
-    stack = loop_lib._stack_scalars
-    monkeypatch.setattr(loop_lib, "_stack_scalars", lambda scalars: sizes.append(len(scalars)) or stack(scalars))
+    stack = loop_lib._stack_rows
+    monkeypatch.setattr(loop_lib, "_stack_rows", lambda rows: sizes.append(len(rows)) or stack(rows))
     rng = np.random.default_rng(0)
-    pending = [{"loss": jnp.asarray(np.float32(rng.normal())), "accuracy": jnp.asarray(np.float32(rng.random()))}
-               for _ in range(count)]
+    pending = [jnp.asarray(rng.normal(size=3).astype(np.float32)) for _ in range(count)]
     fetched = loop_lib._fetch_metrics(pending, width)
-    assert len(set(sizes)) == 1 and sizes[0] == 2 * min(width, loop_lib._STACK_STEPS)
-    expected = core.device_get(pending)
-    assert len(fetched) == count
-    for got, want in zip(fetched, expected):
-        assert got.keys() == want.keys()
-        for k in want:
-            assert np.asarray(got[k]).dtype == np.float32
-            assert np.asarray(got[k]).tobytes() == np.asarray(want[k]).tobytes(), k
+    assert len(set(sizes)) == 1 and sizes[0] == min(width, loop_lib._STACK_STEPS)
+    expected = np.stack(core.device_get(pending))
+    assert fetched.dtype == np.float32 and fetched.tobytes() == expected.tobytes()
 
 
 def test_logs_do_not_depend_on_when_an_intervals_metrics_arrive(tmp_path, monkeypatch):
@@ -386,11 +426,13 @@ def test_nonfinite_stop_from_a_late_interval_names_the_step_T8(tmp_path, monkeyp
     assert sorted(int(d) for d in os.listdir(directory) if d.isdigit()) == [4]
 
 
-def test_fetch_metrics_falls_back_for_non_scalars():
+def test_fetch_metrics_falls_back_for_other_shapes():
+    """What is not a float32 vector per step (a pmapped step's (devices, k) metrics) is fetched
+    as it is."""
     import core.numpy as jnp
-    pending = [{"loss": jnp.ones((2,), jnp.float32)}, {"loss": jnp.zeros((2,), jnp.float32)}]
+    pending = [jnp.ones((2, 3), jnp.float32), jnp.zeros((2, 3), jnp.float32)]
     fetched = loop_lib._fetch_metrics(pending, 4)
-    np.testing.assert_array_equal(np.stack([f["loss"] for f in fetched]), [[1, 1], [0, 0]])
+    np.testing.assert_array_equal(np.stack(fetched), np.stack([np.ones((2, 3)), np.zeros((2, 3))]))
 
 
 def test_time_to_first_step_is_logged_with_compile_seconds(tmp_path):

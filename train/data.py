@@ -617,12 +617,16 @@ def _random_shifts(rng, images):
 
 # ----- prefetching -----------------------------------------------------------------------------
 
-# the trainer's batches travel from the prefetch thread in groups of about this size (Prefetcher)
+# the trainer's batches travel from the prefetch thread in groups of about this size and at most
+# this many batches (Prefetcher): the thread runs ahead by up to `data.prefetch` groups, and tiny
+# batches (a few hundred bytes) would otherwise make groups of thousands
 PREFETCH_GROUP_BYTES = 1 << 20
+PREFETCH_GROUP_ITEMS = 32
 
 
-def on_device(pairs):
-    """The `(index, batch)` pairs of `pairs` with each batch's arrays put on the default device.
+def on_device(items):
+    """The `(..., batch)` tuples of `items` (`(index, batch)` pairs, say) with each batch's arrays
+    put on the default device.
 
     Run inside the `Prefetcher`'s thread, the host-to-device copy overlaps the step, and the step
     receives device Arrays, which jit's pytree fast path serves without converting anything
@@ -632,8 +636,8 @@ def on_device(pairs):
         [(0, 'Array')]
     """
     import core   # here, not at the top: data.py is usable without building a device client
-    for index, batch in pairs:
-        yield index, {k: core.device_put(v) for k, v in batch.items()}
+    for *head, batch in items:
+        yield (*head, {k: core.device_put(v) for k, v in batch.items()})
 
 
 def _array_bytes(item):
@@ -661,7 +665,8 @@ class Prefetcher:
     the next batches are built while the device computes; yields the items in order.
 
     With `group_bytes`, the thread hands items over in groups (lists, each `size` counting one)
-    holding up to that many bytes of NumPy arrays, at least one item each: a
+    holding up to that many bytes of NumPy arrays (and at most `group_items` items), at least one
+    item each: a
     fast consumer then pays one thread switch per group instead of per item. That matters for
     small batches: with the digits MLP (a step of ~0.3 ms), handing batches over one by one cost
     a third of a step in locks, wake-ups and GIL hand-offs (bench/RESULTS.md, "Trainer (issue
@@ -679,7 +684,7 @@ class Prefetcher:
 
     _POLL_S = 0.05   # how often a blocked producer or consumer looks at the stop flag
 
-    def __init__(self, iterable, size=2, group_bytes=None):
+    def __init__(self, iterable, size=2, group_bytes=None, group_items=None):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
             raise DataError("data.prefetch", f"must be a non-negative integer, got {size!r}")
         if group_bytes is not None and (isinstance(group_bytes, bool) or not isinstance(group_bytes, (int, np.integer))
@@ -687,6 +692,10 @@ class Prefetcher:
             raise ValueError(f"Prefetcher: group_bytes must be a positive integer or None, got {group_bytes!r}")
         self._size = int(size)
         self._group_bytes = group_bytes
+        if group_items is not None and (isinstance(group_items, bool) or not isinstance(group_items, (int, np.integer))
+                                        or group_items < 1):
+            raise ValueError(f"Prefetcher: group_items must be a positive integer or None, got {group_items!r}")
+        self._group_items = group_items or float("inf")
         self._iterable = iterable
         self._stop = threading.Event()
         self._finished = False
@@ -720,7 +729,7 @@ class Prefetcher:
                     continue
                 group.append(item)
                 nbytes += _array_bytes(item)
-                if nbytes >= self._group_bytes:
+                if nbytes >= self._group_bytes or len(group) >= self._group_items:
                     if not self._put(group):
                         return
                     group, nbytes = [], 0

@@ -77,6 +77,7 @@ class RunLogger:
         os.makedirs(workdir, mode=0o750, exist_ok=True)
         self.workdir = workdir
         self.tb_dir = os.path.join(workdir, "tensorboard")
+        os.makedirs(self.tb_dir, mode=0o750, exist_ok=True)   # before tensorboardX, which uses the umask
         self.jsonl_path = os.path.join(workdir, "metrics.jsonl")
         self.total_steps, self.start_step = total_steps, start_step
         self.stream = stream or sys.stdout

@@ -23,7 +23,7 @@ import numpy as np
 import core
 import core.numpy as jnp
 import nn
-from core.tree_util import tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten, keystr
+from core.tree_util import tree_flatten_with_path, tree_map, keystr
 
 from . import config as config_lib
 from . import data as data_lib
@@ -211,16 +211,31 @@ class _Run:
 
     # ----- batches ---------------------------------------------------------------------------------
     def _train_batches(self, epoch, start):
+        """`(epoch, index, batch)` from batch `start` of `epoch` on, epoch after epoch for as long
+        as the loop takes them, built on one prefetch thread for the whole run (a thread per epoch
+        cost ~3 ms to start and fill: a tenth of the digits MLP's 38-step epochs)."""
         d = self.cfg.data
-        if self.dp:
-            it = self.dp.batches(self.data.train, seed=self.cfg.run.seed, epoch=epoch, start=start,
-                                 batches_per_epoch=self.batches_per_epoch, shuffle=d.shuffle, augment=d.augment)
-        else:
-            it = data_lib.batches(self.data.train, self.batch_size, seed=self.cfg.run.seed, epoch=epoch, start=start,
-                                  shuffle=d.shuffle, augment=d.augment)
+
+        def one_epoch(e, s):
+            if self.dp:
+                return self.dp.batches(self.data.train, seed=self.cfg.run.seed, epoch=e, start=s,
+                                       batches_per_epoch=self.batches_per_epoch, shuffle=d.shuffle, augment=d.augment)
+            return data_lib.batches(self.data.train, self.batch_size, seed=self.cfg.run.seed, epoch=e, start=s,
+                                    shuffle=d.shuffle, augment=d.augment)
+
+        def every_epoch(first):
+            e, batches = epoch, first
+            while True:
+                for index, batch in batches:
+                    yield e, index, batch
+                e += 1
+                batches = one_epoch(e, 0)
+
+        it = every_epoch(one_epoch(epoch, start))   # the arguments are checked here, in this thread
         if self.devices == 1:   # on several devices the step splits the host batch across them
             it = data_lib.on_device(it)
-        return data_lib.Prefetcher(it, size=d.prefetch, group_bytes=data_lib.PREFETCH_GROUP_BYTES)
+        return data_lib.Prefetcher(it, size=d.prefetch, group_bytes=data_lib.PREFETCH_GROUP_BYTES,
+                                   group_items=data_lib.PREFETCH_GROUP_ITEMS)
 
     def _on_devices(self, batch):
         """A host batch for the step: as it is on one device, split along a leading device axis
@@ -362,6 +377,14 @@ class _Run:
             raise self.cfg.error("model", f"the checkpoint does not fit this model: {e}") from None
         self._check_same_model(meta)
         dp_lib.check_resume(self.cfg, meta)
+        saved_on = meta.get("devices")
+        if saved_on is not None and saved_on != self.devices:
+            # the same training, but the reductions run in another order: not bit for bit
+            warnings.warn(CheckpointWarning(
+                f"resuming step {step}, saved by a run on {saved_on} device(s), on {self.devices}: the run "
+                "continues with the same batches and model, but sums over the batch are split differently, "
+                "so the results equal an uninterrupted run's within float rounding, not bit for bit"),
+                stacklevel=2)
         return step, tree, meta
 
     def _clear_the_way(self, resume, ckpt, step):
@@ -442,10 +465,10 @@ class _Loop:
         if self.eval_pending:               # a signal interrupted this evaluation: redo it first
             self._evaluate()
         self._poll()                         # a signal during data loading and set-up
-        while self.step < total:
+        if self.step < total:
             with r._train_batches(self.epoch, self.index) as batches:
-                for index, batch in batches:
-                    self._train_step(batch, index)
+                for epoch, index, batch in batches:
+                    self._train_step(batch, epoch, index)
                     self._after_step()
                     if self.step >= total:
                         break
@@ -473,7 +496,7 @@ class _Loop:
         return Result(final, r._host_state(self.state), r.workdir, self.step, path)
 
     # ----- one step --------------------------------------------------------------------------------
-    def _train_step(self, batch, index):
+    def _train_step(self, batch, epoch, index):
         r = self.r
         first = self.compile_seconds is None
         if first:
@@ -490,7 +513,7 @@ class _Loop:
         self.step += 1
         if r.dp:
             r.dp.record_step()
-        self.index = index + 1
+        self.epoch, self.index = epoch, index + 1
         if self.index == r.batches_per_epoch:
             self.epoch, self.index = self.epoch + 1, 0
 
@@ -677,49 +700,48 @@ def _shown(path):
 
 # ----- fetching metrics ------------------------------------------------------------------------------
 
-@core.jit
-def _stack_scalars(scalars):
-    return jnp.stack(scalars)
-
-
 _STACK_STEPS = 64   # the most steps of metrics one stacking program takes
 
 
 def _fetch_metrics(pending, width):
-    """The pending per-step metric dicts (device scalars) on the host, in few device-to-host copies
-    (`_start_fetch`, then waiting for them)."""
+    """The pending per-step metric vectors (device float32[k]) on the host, as one (steps, k)
+    array, in few device-to-host copies (`_start_fetch`, then waiting for them)."""
     return _finish_fetch(_start_fetch(pending, width))
 
 
 def _start_fetch(pending, width):
-    """Start copying the pending per-step metric dicts (device scalars) to the host; returns what
+    """Start copying the pending per-step metric vectors to the host; returns what
     `_finish_fetch` turns into the host values, without waiting for the steps.
 
-    Fetching them leaf by leaf costs a transfer each, tens of microseconds on a loaded CPU
-    machine: for the digits MLP, copying the 250 scalars of 50 steps took about as long as the 50
-    steps (bench/RESULTS.md, "Trainer (issue 14)"). So they are stacked on the device first, in
-    chunks of `min(width, 64)` steps (`width`: the logging interval), the last chunk padded by
-    repeating its last dict, so that one program of a bounded size serves every interval of a run
-    (a program stacking a whole interval of `log_every: 20000` would take minutes to compile). The
-    values are the float32 scalars the step returned, unchanged."""
-    leaves, treedef = tree_flatten(pending)
-    if any(getattr(leaf, "shape", None) != () or getattr(leaf, "dtype", None) != np.float32 for leaf in leaves):
-        return pending, None, None
-    per_step = len(leaves) // len(pending) if pending else 1
-    chunk = per_step * min(max(width, 1), _STACK_STEPS)
+    Fetching them one by one costs a transfer each, tens of microseconds on a loaded CPU machine:
+    for the digits MLP, copying 50 steps' metrics took about as long as the 50 steps
+    (bench/RESULTS.md, "Trainer (issue 14)"). So they are stacked on the device first, in chunks
+    of `min(width, 64)` steps (`width`: the logging interval), the last chunk padded by repeating
+    its last vector, so that one program of a bounded size serves every interval of a run (a
+    program stacking a whole interval of `log_every: 20000` would take minutes to compile). The
+    values are the float32 values the step returned, unchanged. Anything else (the (devices, k)
+    metrics of a pmapped step) is fetched as it is."""
+    shapes = {(getattr(v, "shape", None), getattr(v, "dtype", None)) for v in pending}
+    if len(shapes) != 1 or len(next(iter(shapes))[0] or ()) != 1 or next(iter(shapes))[1] != np.float32:
+        return list(pending), None
+    chunk = min(max(width, 1), _STACK_STEPS)
     stacked = []
-    for start in range(0, len(leaves), chunk):
-        part = leaves[start:start + chunk]
-        stacked.append(_stack_scalars(part + part[-per_step:] * ((chunk - len(part)) // per_step)))
-    return stacked, treedef, len(leaves)
+    for start in range(0, len(pending), chunk):
+        part = pending[start:start + chunk]
+        stacked.append(_stack_rows(part + part[-1:] * (chunk - len(part))))
+    return stacked, len(pending)
 
 
 def _finish_fetch(started):
-    parts, treedef, count = started
-    if treedef is None:     # not all float32 scalars: fetched as they are
-        return core.device_get(parts)
-    host = np.concatenate([np.asarray(p) for p in parts]) if parts else np.zeros(0, np.float32)
-    return tree_unflatten(treedef, list(host[:count]))
+    parts, count = started
+    if count is None:    # not all float32 vectors of one length: fetched as they are
+        return [np.asarray(v) for v in core.device_get(parts)]
+    return np.concatenate([np.asarray(p) for p in parts])[:count] if parts else np.zeros((0, 0), np.float32)
+
+
+@core.jit
+def _stack_rows(vectors):
+    return jnp.stack(vectors)
 
 
 @core.jit
@@ -733,8 +755,8 @@ class _Interval:
     the non-finite counters at its end (taken before the next step donates the state), and the
     privacy figures at that step."""
 
-    def __init__(self, step, count, sums, fetch, counters, dp_scalars, dp_progress):
-        self.step, self.count, self.sums = step, count, sums
+    def __init__(self, step, names, count, sums, fetch, counters, dp_scalars, dp_progress):
+        self.step, self.names, self.count, self.sums = step, names, count, sums
         self._fetch, self._counters = fetch, counters
         self.dp_scalars, self.dp_progress = dp_scalars, dp_progress
 
@@ -745,22 +767,23 @@ class _Interval:
         if loop.r.devices == 1:
             fetch = _start_fetch(loop.pending, loop.cfg.run.log_every)
         else:     # replicated over devices: fetched as they are
-            fetch = (list(loop.pending), None, None)
+            fetch = (list(loop.pending), None)
         dp = loop.r.dp if logged else None
-        return cls(loop.step, loop.interval_count, dict(loop.interval_sums), fetch,
+        return cls(loop.step, loop.r.steps.metric_names, loop.interval_count, dict(loop.interval_sums), fetch,
                    None if counters is None else _copy_tree(counters),
                    dp.log_scalars(loop.step, pld=False) if dp else {}, dp.progress() if dp else {})
 
     def ready(self):
-        parts, treedef, _ = self._fetch
-        return treedef is not None and all(p.is_ready() for p in parts)
+        parts, count = self._fetch
+        return count is not None and all(p.is_ready() for p in parts)
 
     def fold(self):
         """(count, sums): the carried sums plus this interval's fetched metrics, in step order."""
         count, sums = self.count, dict(self.sums)
-        for m in _finish_fetch(self._fetch):
-            for k, v in m.items():
-                v = float(np.asarray(v).reshape(-1)[0])   # replicated over devices: all equal
+        names = self.names
+        for row in _finish_fetch(self._fetch):
+            row = row.reshape(-1, len(names))[0]      # pmapped: one row per device, all equal
+            for k, v in zip(names, row.tolist()):
                 sums[k] = sums.get(k, 0.0) + v
             count += 1
         return count, sums

@@ -49,12 +49,14 @@ AXIS = "batch"   # the pmap axis name; BatchNorm layers built for several device
 class StepFns(NamedTuple):
     """What `make_steps` returns. `init_state(seed)` is the initial train state; `train_step` and
     `eval_step` are the compiled functions; `params(state)` the parameters to evaluate with (the
-    EMA when enabled); `trace_counts` counts how often each step function was traced."""
+    EMA when enabled); `trace_counts` counts how often each step function was traced;
+    `metric_names` names the entries of the metrics vector `train_step` returns."""
     init_state: Callable
     train_step: Callable
     eval_step: Callable
     params: Callable
     trace_counts: dict
+    metric_names: tuple
 
 
 def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=None, grad_clip_norm=None,
@@ -66,7 +68,8 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
     decay), `grad_clip_norm` clips the global gradient norm, `ema_decay` keeps an exponential
     moving average of the parameters, which evaluation then uses. `devices > 1` pmaps both steps.
     `dp` (a `train.dp.DpSettings`, one device) makes the train step DP-SGD's: its metrics add
-    `clipped_fraction` and `batch_size` (real examples). `skip_nonfinite=False` (the trainer's
+    `clipped_fraction` and `batch_size` (real examples). The train step returns `(state,
+    metrics)`, `metrics` a float32 vector named by `StepFns.metric_names`. `skip_nonfinite=False` (the trainer's
     `on_nonfinite: stop`) leaves out the guard's per-leaf selects (one per state leaf, in every
     step; their cost on the digits MLP was within this machine's noise, so it is not quoted): the counters still record the first non-finite step, and the loop stops
     before it would evaluate or checkpoint the state that step made.
@@ -88,6 +91,9 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
     # Compiled, so that every leaf is a buffer of its own: the state is donated to the step, and
     # eagerly built leaves may share one buffer (equal constants, EMA = params).
     init_state = core.jit(initial_state, static_argnums=0)
+
+    metric_names = ("loss", "grad_norm") + (("learning_rate",) if schedule is not None else ()) \
+        + tuple(metric_fns) + (("clipped_fraction", "batch_size") if dp else ())
 
     def global_sum(x):
         return lax.psum(x, axis) if axis else x
@@ -153,9 +159,10 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
             metrics[name] = dp_metrics[name] if dp else global_sum(jnp.sum(fn(out, y) * mask)) / count
         if dp:
             metrics.update(dp_extras)
-        # plain float32 scalars, none weak-typed: the loop stacks them with one program per run
-        metrics = {k: lax.convert_element_type(v, jnp.float32) for k, v in metrics.items()}
-        return new_state, metrics
+        # one float32 vector in the order of `metric_names`: an output buffer per metric cost the
+        # digits MLP's step call ~4 us each, and the loop's copy of an interval a buffer per value
+        assert tuple(metrics) == metric_names, (tuple(metrics), metric_names)
+        return new_state, jnp.stack([lax.convert_element_type(v, jnp.float32) for v in metrics.values()])
 
     def eval_step(params, layer_state, batch):
         trace_counts["eval"] += 1
@@ -178,7 +185,7 @@ def make_steps(model, loss_fn, metric_fns, optimizer, *, input_shape, schedule=N
     else:
         train = core.jit(train_step, donate_argnums=(0,))
         evaluate = core.jit(eval_step)
-    return StepFns(init_state, train, evaluate, params_of, trace_counts)
+    return StepFns(init_state, train, evaluate, params_of, trace_counts, metric_names)
 
 
 def _select(pred, on_true, on_false):
