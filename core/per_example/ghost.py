@@ -375,9 +375,10 @@ def _squeezable(eqn):
     operation, or a custom_jvp function of one array whose program is elementwise operations only
     (an activation such as relu), on values with size-1 dimensions."""
     if eqn.primitive.name == "custom_jvp_call":
-        rule, inner = eqn.params["jvp"], eqn.params["call_jaxpr"].jaxpr
+        rule, call = eqn.params["jvp"], eqn.params["call_jaxpr"]
+        inner = call.jaxpr
         if eqn.params["num_consts"] or not isinstance(rule, _JvpRule) or rule.nondiff or len(eqn.invars) != 1 \
-                or rule.n_args != 1 or len(eqn.outvars) != 1:
+                or rule.n_args != 1 or len(eqn.outvars) != 1 or any(np.ndim(c) for c in call.consts):
             return False
         shape = eqn.invars[0].aval.shape
         if eqn.outvars[0].aval.shape != shape or not all(
@@ -407,7 +408,10 @@ def _bind_squeezed(eqn, ins):
         return x if np.ndim(x) == 0 else jnp.reshape(x, tuple(np.shape(x)[i] for i in keep))
     args = [squeeze(x) for x in ins]
     if eqn.primitive.name == "custom_jvp_call":
-        return [jnp.reshape(eqn.params["jvp"].f(*args), shape)]
+        try:
+            return [jnp.reshape(eqn.params["jvp"].f(*args), shape)]
+        except Exception:  # noqa: BLE001 - a rule written for one shape only: run it as traced
+            return eqn.primitive.bind(*ins, **eqn.params)
     return jnp.reshape(eqn.primitive.bind(*args, **eqn.params), shape)
 
 
@@ -441,9 +445,10 @@ def leaf_sq_norms(prog, plan, diff_leaves, acts, gs, dgs, keep=None):
     for t, X in zip(plan.taps, acts, strict=True):
         G = gs[t.probe]
         name = t.eqn.primitive.name
-        kept = [] if keep is not None and _worth_keeping(t) else None   # receives the per-example gradients
+        keep_this = keep is not None and _worth_keeping(t)
+        per = None
         if name == "conv_general_dilated" and t.dims["gram_ok"]:
-            sq[t.leaf] = _conv_sq(t, X, G, "materialize" if t.rule == "materialize" else "gram", kept)
+            sq[t.leaf], per = _conv_sq(t, X, G, "materialize" if t.rule == "materialize" else "gram", keep_this)
         elif t.rule == "materialize":
             W = _chain_value(t, diff_leaves[t.leaf])
 
@@ -451,14 +456,12 @@ def leaf_sq_norms(prog, plan, diff_leaves, acts, gs, dgs, keep=None):
                 return vjp(lambda w: _apply_op(t, x, w), W)[1](g)[0]
             per = vmap(one)(X, G)
             sq[t.leaf] = _sq_rows(per)
-            if kept is not None:
-                kept.append(per)
         elif name == "gather":
             sq[t.leaf] = _gather_gram(t, X, G)
         else:
             sq[t.leaf] = _gram(*_dot_canonical(t, X, G), t.rule == "dense")
-        if kept:
-            keep[t.leaf] = kept[0]
+        if keep_this and per is not None:
+            keep[t.leaf] = per
     for leaf, D in zip(plan.delta_leaves, dgs, strict=True):
         sq[leaf] = _sq_rows(D)
     for i, s in enumerate(sq):
@@ -502,14 +505,14 @@ def _dot_canonical(t, X, G):
     return Xc, Gc
 
 
-def _conv_sq(t, X, G, rule, kept=None):
+def _conv_sq(t, X, G, rule, keep=False):
     """Per-example squared norms of a convolution's kernel gradient from its input X and output
     cotangent G. The patch vector of an output position is the input values every kernel tap
     multiplies; it is never formed whole: for each kernel position one strided slice of the padded
     input gives that tap's (T, C) slice, and the rules sum over kernel positions (the Gram matrix
     sum_k X_k X_k^T, or the squares of each tap's slice X_k^T G of the kernel gradient).
-    `kept` (a list), with 'materialize': the per-example gradient slices are appended to it, one
-    array (K, B, groups, C/groups, P/groups) with the K kernel positions in `np.ndindex` order.
+    Returns `(sq, per)`: `per`, with 'materialize' and `keep`, the per-example gradient slices
+    (K, B, groups, C/groups, P/groups), the K kernel positions in `np.ndindex` order; else None.
 
     Memory: each slice is a copy of the input. Formed for the whole batch at once, XLA computed
     them as soon as the input existed, in the forward pass, and held them all until G came (9
@@ -554,7 +557,7 @@ def _conv_sq(t, X, G, rule, kept=None):
                 xx = part if xx is None else xx + part
         if materialize:
             per = jnp.stack(pers)
-            return _sq_rows(jnp.moveaxis(per, 0, 1)), (per if kept is not None else None)
+            return _sq_rows(jnp.moveaxis(per, 0, 1)), (per if keep else None)
         gg = jnp.einsum("nsgp,ntgp->ngst", G_c, G_c)
         return jnp.sum(jnp.reshape(xx * gg, (n, -1)), axis=1), None
 
@@ -564,7 +567,7 @@ def _conv_sq(t, X, G, rule, kept=None):
         sq, per = on_chunk(lhs, Gc)
     else:
         init = [jnp.zeros((B,), dt)]
-        if materialize and kept is not None:
+        if materialize and keep:
             init.append(jnp.zeros((len(offsets), B, g, ci // g, p), dt))
 
         def body(i, acc):
@@ -578,9 +581,7 @@ def _conv_sq(t, X, G, rule, kept=None):
             return out
         res = lax.fori_loop(0, n_chunks, body, init)
         sq, per = res[0], (res[1] if len(res) > 1 else None)
-    if per is not None:
-        kept.append(per)
-    return sq
+    return sq, per
 
 
 def _gather_gram(t, I, G):
