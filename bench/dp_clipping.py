@@ -176,6 +176,9 @@ def side_by_side(args):
 def fit_batches(args):
     import numpy as np
 
+    # this checkout's core (as the workers get it through PYTHONPATH), not the one an editable
+    # install of another checkout puts on the path
+    sys.path.insert(0, ROOT)
     import core
     import dp_purenn
     import _dp_common as common

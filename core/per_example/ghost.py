@@ -29,6 +29,7 @@ The pass (`run`). The per-example program is evaluated under vmap with a per-exa
 `probe` added to each tapped operation's output and X recorded; one vjp with respect to the
 probes and deltas gives every G (already per example) and every materialized leaf gradient.
 """
+import functools
 import math
 
 import numpy as np
@@ -36,8 +37,11 @@ import numpy as np
 from .. import numpy as jnp
 from .. import lax
 from ..autodiff import vjp
+from ..custom_derivatives import _JvpRule
 from ..batching_api import vmap
+from ..interpreters import batching
 from ..interpreters.evaluation import read_literal
+from ..lax._base import _broadcasting_batch_rule
 from ..ir import Literal
 from ..lax.slicing import GatherScatterMode
 from .program import inline_calls
@@ -307,6 +311,7 @@ def run(prog, plan, diff_leaves, cotangent, with_params=False):
     probe_at = {idx: k for k, idx in enumerate(plan.probe_eqns)}
     delta_at = {leaf: k for k, leaf in enumerate(plan.delta_leaves)}
     B = prog.size
+    squeezable = {i for i, eqn in enumerate(jaxpr.eqns) if _squeezable(eqn)}
 
     def one(diff, probes, deltas, ex):
         env = {}
@@ -325,7 +330,7 @@ def run(prog, plan, diff_leaves, cotangent, with_params=False):
             ins = [read(a) for a in eqn.invars]
             for k in taps_at.get(idx, ()):
                 acts[k] = ins[taps[k].x_pos]
-            out = eqn.primitive.bind(*ins, **eqn.params)
+            out = _bind_squeezed(eqn, ins) if idx in squeezable else eqn.primitive.bind(*ins, **eqn.params)
             if idx in probe_at:
                 out = lax.add(out, probes[probe_at[idx]])
             if eqn.primitive.multiple_results:
@@ -352,6 +357,62 @@ def run(prog, plan, diff_leaves, cotangent, with_params=False):
         gs, dgs = pb(cotangent)
         pullback = None
     return acts, gs, dgs, pullback, aux
+
+
+def _elementwise(eqn):
+    """Whether `eqn` is an elementwise lax operation (one output, operands of its rank or scalars)."""
+    rule = batching.batching_rules.get(eqn.primitive)
+    if not (isinstance(rule, functools.partial) and rule.func is _broadcasting_batch_rule):
+        return False
+    if eqn.primitive.multiple_results or len(eqn.outvars) != 1:
+        return False
+    rank = len(eqn.outvars[0].aval.shape)
+    return all(len(a.aval.shape) in (rank, 0) for a in eqn.invars)
+
+
+def _squeezable(eqn):
+    """Whether `_bind_squeezed` computes `eqn` without its size-1 dimensions: an elementwise
+    operation, or a custom_jvp function of one array whose program is elementwise operations only
+    (an activation such as relu), on values with size-1 dimensions."""
+    if eqn.primitive.name == "custom_jvp_call":
+        rule, call = eqn.params["jvp"], eqn.params["call_jaxpr"]
+        inner = call.jaxpr
+        if eqn.params["num_consts"] or not isinstance(rule, _JvpRule) or rule.nondiff or len(eqn.invars) != 1 \
+                or rule.n_args != 1 or len(eqn.outvars) != 1 or any(np.ndim(c) for c in call.consts):
+            return False
+        shape = eqn.invars[0].aval.shape
+        if eqn.outvars[0].aval.shape != shape or not all(
+                _elementwise(e) and e.outvars[0].aval.shape == shape for e in inner.eqns):
+            return False
+    elif not _elementwise(eqn):
+        return False
+    return 1 in eqn.outvars[0].aval.shape
+
+
+def _bind_squeezed(eqn, ins):
+    """`eqn` applied to `ins` with the output's size-1 dimensions dropped and put back after.
+
+    Why: a per-example loss usually runs its model on a batch of one (`x[None]`), so under the
+    examples' vmap every activation has a size-1 dimension next to the batch, (B, 1, H, W, C), while
+    a convolution's output is (B, H, W, C). XLA writes an elementwise result into its operand's
+    buffer only when the two have the same dimensions, so the backward's ReLU mask on the
+    convolution's output could not reuse that buffer: one activation more at the peak (49 MiB on
+    the bench convnet at batch 256, which the non-private batch step does not hold). Elementwise
+    operations computed without the size-1 dimensions have the convolution's dimensions, and so do
+    their derivatives (a custom_jvp activation is called again on the squeezed values, so that
+    its rule runs on them too). The reshapes are free (XLA bitcasts)."""
+    shape = eqn.outvars[0].aval.shape
+    keep = [i for i, d in enumerate(shape) if d != 1]
+
+    def squeeze(x):
+        return x if np.ndim(x) == 0 else jnp.reshape(x, tuple(np.shape(x)[i] for i in keep))
+    args = [squeeze(x) for x in ins]
+    if eqn.primitive.name == "custom_jvp_call":
+        try:
+            return [jnp.reshape(eqn.params["jvp"].f(*args), shape)]
+        except Exception:  # noqa: BLE001 - a rule written for one shape only: run it as traced
+            return eqn.primitive.bind(*ins, **eqn.params)
+    return jnp.reshape(eqn.primitive.bind(*args, **eqn.params), shape)
 
 
 def _chain_value(tap, leaf_value):
@@ -384,36 +445,44 @@ def leaf_sq_norms(prog, plan, diff_leaves, acts, gs, dgs, keep=None):
     for t, X in zip(plan.taps, acts, strict=True):
         G = gs[t.probe]
         name = t.eqn.primitive.name
-        kept = [] if keep is not None and _worth_keeping(t) else None
+        keep_this = keep is not None and _worth_keeping(t)
+        per = None
         if name == "conv_general_dilated" and t.dims["gram_ok"]:
-            sq[t.leaf] = _conv_sq(t, X, G, "materialize" if t.rule == "materialize" else "gram", kept)
+            sq[t.leaf], per = _conv_sq(t, X, G, "materialize" if t.rule == "materialize" else "gram", keep_this)
         elif t.rule == "materialize":
             W = _chain_value(t, diff_leaves[t.leaf])
 
             def one(x, g, t=t, W=W):
                 return vjp(lambda w: _apply_op(t, x, w), W)[1](g)[0]
             per = vmap(one)(X, G)
-            sq[t.leaf] = jnp.sum(jnp.reshape(per * per, (B, -1)), axis=1)
-            if kept is not None:
-                kept.append(per)
+            sq[t.leaf] = _sq_rows(per)
         elif name == "gather":
             sq[t.leaf] = _gather_gram(t, X, G)
         else:
             sq[t.leaf] = _gram(*_dot_canonical(t, X, G), t.rule == "dense")
-        if kept:
-            keep[t.leaf] = kept
+        if keep_this and per is not None:
+            keep[t.leaf] = per
     for leaf, D in zip(plan.delta_leaves, dgs, strict=True):
-        sq[leaf] = jnp.sum(jnp.reshape(D * D, (B, -1)), axis=1)
+        sq[leaf] = _sq_rows(D)
     for i, s in enumerate(sq):
         if s is None:
             sq[i] = jnp.zeros((B,), diff_leaves[i].dtype)
     return sq
 
 
+def _sq_rows(A):
+    """sum of squares of each row of `A` flattened to 2-D (B rows): XLA fuses the square into a
+    2-D row reduction, where a reduction over several axes (some of size 1, as the canonical forms
+    have) made it copy the operand first: a copy the size of the activation, held at the peak."""
+    return jnp.sum(jnp.square(jnp.reshape(A, (A.shape[0], -1))), axis=1)
+
+
 def _gram(Xc, Gc, dense):
     """sum_b sum_{s,t} (x_s . x_t)(g_s . g_t) per example, from (B, nb, T, d) and (B, nb, T, p)."""
     if dense:  # T = 1: ||x||^2 ||g||^2
-        return jnp.sum(jnp.sum(Xc * Xc, axis=(2, 3)) * jnp.sum(Gc * Gc, axis=(2, 3)), axis=1)
+        B, nb = Xc.shape[:2]
+        xs, gs = _sq_rows(jnp.reshape(Xc, (B * nb, -1))), _sq_rows(jnp.reshape(Gc, (B * nb, -1)))
+        return jnp.sum(jnp.reshape(xs * gs, (B, nb)), axis=1)
     xx = jnp.einsum("nbsd,nbtd->nbst", Xc, Xc)
     gg = jnp.einsum("nbsp,nbtp->nbst", Gc, Gc)
     return jnp.sum(xx * gg, axis=(1, 2, 3))
@@ -436,14 +505,22 @@ def _dot_canonical(t, X, G):
     return Xc, Gc
 
 
-def _conv_sq(t, X, G, rule, kept=None):
+def _conv_sq(t, X, G, rule, keep=False):
     """Per-example squared norms of a convolution's kernel gradient from its input X and output
     cotangent G. The patch vector of an output position is the input values every kernel tap
     multiplies; it is never formed whole: for each kernel position one strided slice of the padded
     input gives that tap's (T, C) slice, and the rules sum over kernel positions (the Gram matrix
     sum_k X_k X_k^T, or the squares of each tap's slice X_k^T G of the kernel gradient).
-    `kept` (a list), with 'materialize': each kernel position's (B, groups, C/groups, P/groups)
-    per-example gradient slice is appended to it, in `np.ndindex` order of the kernel positions."""
+    Returns `(sq, per)`: `per`, with 'materialize' and `keep`, the per-example gradient slices
+    (K, B, groups, C/groups, P/groups), the K kernel positions in `np.ndindex` order; else None.
+
+    Memory: each slice is a copy of the input. Formed for the whole batch at once, XLA computed
+    them as soon as the input existed, in the forward pass, and held them all until G came (9
+    inputs' worth for a 3x3 kernel: twice the whole step's memory on the bench convnet; an
+    optimization barrier does not order them on CPU, where XLA removes barriers early). So they are
+    formed in a loop over chunks of examples: a loop cannot start before G, its operand, exists,
+    and one iteration's slices are a chunk's, ~1/(2K) of the batch, so all K together are about
+    half an input."""
     prm = t.eqn.params
     dn = prm["dimension_numbers"]
     dm = t.dims
@@ -453,31 +530,58 @@ def _conv_sq(t, X, G, rule, kept=None):
     # channels-last, the examples merged into the conv's batch (examples outermost): (N, sp..., C)
     lhs = jnp.transpose(X, (0, 1 + dn.lhs_spec[0]) + tuple(1 + a for a in dn.lhs_spec[2:]) + (1 + dn.lhs_spec[1],))
     lhs = jnp.reshape(lhs, (-1,) + lhs.shape[2:])
+    per_example = lhs.shape[0] // B if B else 1   # the conv's own batch (images) per example
     config = [(0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(prm["padding"], prm["lhs_dilation"])] + [(0, 0, 0)]
-    padded = lax.pad(lhs, jnp.zeros((), lhs.dtype), config)
     ksp = [ws[a] for a in dn.rhs_spec[2:]]
     osp = [os_[a] for a in dn.out_spec[2:]]
     strides = tuple(prm["window_strides"])
     perm = (0, 1 + dn.out_spec[0]) + tuple(1 + a for a in dn.out_spec[2:]) + (1 + dn.out_spec[1],)
     Gc = jnp.reshape(jnp.transpose(G, perm), (B, T, g, p))
-    sq = xx = None
-    for offset in np.ndindex(*ksp):
-        start = [0] + [j * r for j, r in zip(offset, prm["rhs_dilation"])] + [0]
-        limit = [padded.shape[0]] + [s0 + (o - 1) * st + 1 for s0, o, st in zip(start[1:], osp, strides)] + [ci]
-        Xk = jnp.reshape(lax.slice(padded, start, limit, (1,) + strides + (1,)), (B, T, g, ci // g))
-        if rule == "materialize":
-            per = jnp.einsum("ntgc,ntgp->ngcp", Xk, Gc)
-            if kept is not None:
-                kept.append(per)
-            part = jnp.sum(jnp.reshape(per * per, (B, -1)), axis=1)
-            sq = part if sq is None else sq + part
-        else:
-            part = jnp.einsum("nsgc,ntgc->ngst", Xk, Xk)
-            xx = part if xx is None else xx + part
-    if rule == "materialize":
-        return sq
-    gg = jnp.einsum("nsgp,ntgp->ngst", Gc, Gc)
-    return jnp.sum(xx * gg, axis=(1, 2, 3))
+    offsets = list(np.ndindex(*ksp))
+    materialize = rule == "materialize"
+    dt = jnp.result_type(X.dtype, G.dtype)
+
+    def on_chunk(lhs_c, G_c):
+        """(squared norms, per-example gradient slices (K, n, g, c, p) or None) of n examples."""
+        n = G_c.shape[0]
+        padded = lax.pad(lhs_c, jnp.zeros((), lhs_c.dtype), config)
+        pers, xx = [], None
+        for offset in offsets:
+            start = [0] + [j * r for j, r in zip(offset, prm["rhs_dilation"])] + [0]
+            limit = [padded.shape[0]] + [s0 + (o - 1) * st + 1 for s0, o, st in zip(start[1:], osp, strides)] + [ci]
+            Xk = jnp.reshape(lax.slice(padded, start, limit, (1,) + strides + (1,)), (n, T, g, ci // g))
+            if materialize:
+                pers.append(jnp.einsum("ntgc,ntgp->ngcp", Xk, G_c))
+            else:
+                part = jnp.einsum("nsgc,ntgc->ngst", Xk, Xk)
+                xx = part if xx is None else xx + part
+        if materialize:
+            per = jnp.stack(pers)
+            return _sq_rows(jnp.moveaxis(per, 0, 1)), (per if keep else None)
+        gg = jnp.einsum("nsgp,ntgp->ngst", G_c, G_c)
+        return jnp.sum(jnp.reshape(xx * gg, (n, -1)), axis=1), None
+
+    chunk = max(1, -(-B // (2 * len(offsets))))
+    n_chunks = -(-B // chunk)
+    if n_chunks <= 1:
+        sq, per = on_chunk(lhs, Gc)
+    else:
+        init = [jnp.zeros((B,), dt)]
+        if materialize and keep:
+            init.append(jnp.zeros((len(offsets), B, g, ci // g, p), dt))
+
+        def body(i, acc):
+            # the last chunk is moved back to end at B (examples computed twice write equal values)
+            first = jnp.minimum(i * chunk, B - chunk)
+            sq_c, per_c = on_chunk(lax.dynamic_slice_in_dim(lhs, first * per_example, chunk * per_example, 0),
+                                   lax.dynamic_slice_in_dim(Gc, first, chunk, 0))
+            out = [lax.dynamic_update_slice_in_dim(acc[0], sq_c.astype(dt), first, 0)]
+            if len(acc) > 1:
+                out.append(lax.dynamic_update_slice_in_dim(acc[1], per_c.astype(dt), first, 1))
+            return out
+        res = lax.fori_loop(0, n_chunks, body, init)
+        sq, per = res[0], (res[1] if len(res) > 1 else None)
+    return sq, per
 
 
 def _gather_gram(t, I, G):
@@ -506,16 +610,48 @@ def _gather_gram(t, I, G):
 # ----- book-keeping: the clipped sum from the same pass -----------------------------------------
 
 def _kernel_from_slices(t, sums):
-    """The kernel-shaped gradient from one (groups, C/groups, P/groups) slice per kernel position."""
+    """The kernel-shaped gradient from its slices (K, groups, C/groups, P/groups), the K kernel
+    positions in `np.ndindex` order."""
     dn = t.eqn.params["dimension_numbers"]
     ws = t.eqn.invars[1].aval.shape
     ksp = [ws[a] for a in dn.rhs_spec[2:]]
-    g, c, p = sums[0].shape
-    a = jnp.reshape(jnp.stack(sums), tuple(ksp) + (g, c, p))
+    g, c, p = sums.shape[1:]
+    a = jnp.reshape(sums, tuple(ksp) + (g, c, p))
     n = len(ksp)
     a = jnp.reshape(jnp.transpose(a, tuple(range(n)) + (n + 1, n, n + 2)), tuple(ksp) + (c, g * p))
     held = list(dn.rhs_spec[2:]) + [dn.rhs_spec[1], dn.rhs_spec[0]]   # the kernel dim of each axis of a
     return jnp.transpose(a, tuple(held.index(k) for k in range(len(ws))))
+
+
+def _dot_weight_sum(t, X, Gw, w_shape):
+    """The weight gradient sum_i X_i^T Gw_i of a tapped dot_general, in the weight's layout: one
+    dot_general of the canonical forms, contracting the examples and the positions together. (The
+    vjp of the vmapped operation contracts them as two dimensions, one of them often of size 1
+    (a per-example batch of one); XLA then copied the whole activation X into a transposed layout
+    first, a copy as large as X held until the end of the step.)"""
+    dm = t.dims
+    (lc, rc), (lb, rb) = t.eqn.params["dimension_numbers"]
+    wc, wb = (rc, rb) if t.x_pos == 0 else (lc, lb)
+    wf = [i for i in range(len(w_shape)) if i not in wc and i not in wb]
+    Xc, Gc = _dot_canonical(t, X, Gw)                      # (B, nb, T, d), (B, nb, T, p)
+    B, nb, T, d = Xc.shape
+    p = Gc.shape[3]
+    prec = t.eqn.params.get("precision")
+    # X keeps its precision, the cotangent takes the weight's place (as in dot_general's transpose)
+    prec = None if prec is None else (prec[t.x_pos], prec[t.w_pos])
+    if nb == 1:
+        gW = lax.dot_general(jnp.reshape(Xc, (B * T, d)), jnp.reshape(Gc, (B * T, p)), (((0,), (0,)), ((), ())),
+                             precision=prec)
+    else:
+        Xm = jnp.reshape(jnp.transpose(Xc, (1, 0, 2, 3)), (nb, B * T, d))
+        Gm = jnp.reshape(jnp.transpose(Gc, (1, 0, 2, 3)), (nb, B * T, p))
+        gW = lax.dot_general(Xm, Gm, (((1,), (1,)), ((0,), (0,))), precision=prec)
+    # (nb, d, p) holds the weight's batch dims, then its contracting dims in the order paired with
+    # X's, then its free dims in order: back to the weight's own order
+    held = list(wb) + list(wc) + wf
+    gW = jnp.reshape(gW, tuple(w_shape[i] for i in held))
+    perm = tuple(held.index(k) for k in range(len(w_shape)))
+    return gW if perm == tuple(range(len(w_shape))) else jnp.transpose(gW, perm)
 
 
 def clipped_sum_bookkeeping(prog, plan, diff_leaves, acts, gs, dgs, factors, kept=None):
@@ -530,11 +666,17 @@ def clipped_sum_bookkeeping(prog, plan, diff_leaves, acts, gs, dgs, factors, kep
         W = _chain_value(t, leaf)
         c = factors[t.leaf].astype(G.dtype)
         if t.leaf in kept:
-            sums = [jnp.tensordot(c, per, axes=1) for per in kept[t.leaf]]
-            gW = _kernel_from_slices(t, sums) if t.eqn.primitive.name == "conv_general_dilated" else sums[0]
+            per = kept[t.leaf]
+            if t.eqn.primitive.name == "conv_general_dilated":   # (K, B, ...): the batch is axis 1
+                gW = _kernel_from_slices(t, jnp.tensordot(c, per, axes=([0], [1])))
+            else:
+                gW = jnp.tensordot(c, per, axes=1)
         else:
             weighted = G * jnp.reshape(c, (-1,) + (1,) * (G.ndim - 1))
-            gW = vjp(lambda w, t=t, X=X: vmap(lambda x: _apply_op(t, x, w))(X), W)[1](weighted)[0]
+            if t.eqn.primitive.name == "dot_general" and X.dtype == G.dtype == W.dtype:
+                gW = _dot_weight_sum(t, X, weighted, W.shape)
+            else:
+                gW = vjp(lambda w, t=t, X=X: vmap(lambda x: _apply_op(t, x, w))(X), W)[1](weighted)[0]
         out[t.leaf] = vjp(lambda v, t=t: _chain_value(t, v), leaf)[1](gW)[0] if t.chain else gW
     for i, D in zip(plan.delta_leaves, dgs, strict=True):
         # the same product D * c as a tap's weighted G (a bias's D is its layer's G, and XLA merges
