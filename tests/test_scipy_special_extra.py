@@ -1,5 +1,6 @@
 """core.scipy.special's names added for jax.scipy.special 0.10.2's list (bernoulli, boxcox, boxcox1p,
-comb, factorial, kl_div, loggamma, poch, rel_entr, spence, zeta, erfcx, exp1, expi, expn) against
+comb, factorial, kl_div, loggamma, poch, rel_entr, spence, zeta, erfcx, exp1, expi, expn, dawsn, sici,
+owens_t, bessel_jn) against
 scipy.special in float64 over grids that include the hard regions (series / continued-fraction
 switch points, large and tiny arguments, poles, negative arguments), SciPy's edge values, float32,
 first derivatives against central differences of SciPy, and jit / vmap."""
@@ -54,13 +55,29 @@ FLOAT64_CASES = {
                                                  _f64(0.5, 0.0, 0.3, 1e-9, -2.0, 0.01, 0.5)), 1e-14),
     "kl_div": (special.kl_div, ss.kl_div, (_f64(0.5, 1e-300, 3.0, 2.0), _f64(0.7, 1.0, 1e-20, 2.0)), 1e-14),
     "rel_entr": (special.rel_entr, ss.rel_entr, (_f64(0.5, 1e-300, 3.0, 2.0), _f64(0.7, 1.0, 1e-20, 2.0)), 1e-14),
+    # dawsn: both sides of the series switch at 0.2, Rybicki's sum from 0.2 to 1e10, negative x
+    "dawsn": (special.dawsn, ss.dawsn, (_f64(1e-8, 0.1, 0.19, 0.21, 0.5, 1.0, 3.7, 10.0, 1e4, 1e10, -0.3, -5.0),), 5e-15),
+    # sici: series up to 4, continued fraction beyond; Ci's zeros (0.6165, 3.3843) are avoided,
+    # where only an absolute bound means anything
+    "sici_si": (lambda x: special.sici(x)[0], lambda x: ss.sici(x)[0],
+                (_f64(1e-8, 0.1, 1.0, 3.0, 3.99, 4.0, 4.01, 6.0, 20.0, 1e3, 1e8, -1.0, -7.0),), 5e-15),
+    "sici_ci": (lambda x: special.sici(x)[1], lambda x: ss.sici(x)[1],
+                (_f64(1e-8, 0.1, 1.0, 3.0, 3.99, 4.0, 4.01, 6.0, 20.0, 1e3, 1e8, -1.0, -7.0),), 2e-14),
+    # owens_t: |a| <= 1 by quadrature, |a| > 1 through the identity, negative h and a, a = inf
+    "owens_t": (special.owens_t, ss.owens_t, (_f64(0.0, 0.5, 2.0, -1.0, 0.3, 3.0, 5.0, 0.1, 1.0, 2.0),
+                                              _f64(0.5, 0.3, 5.0, 0.7, -2.0, 1.0, 0.5, 100.0, np.inf, 1.5)), 5e-15),
+    # bessel_jn: orders 0..5 from 0 to |z| = 25 (half of the default n_iter); absolute tolerance,
+    # since J_n has zeros (measured error 3e-12 at z = 25, 1e-15 below 20)
+    "bessel_jn": (lambda z: special.bessel_jn(z, v=5), lambda z: np.stack([ss.jv(n, z) for n in range(6)]),
+                  (_f64(0.0, 1e-3, 0.1, 1.0, 2.4048, 5.0, 10.0, 20.0, 25.0, -3.0),), (0.0, 1e-11)),
 }
 
 
 @pytest.mark.parametrize("name", sorted(FLOAT64_CASES))
 def test_float64_matches_scipy(x64, name):
     ours, oracle, args, rtol = FLOAT64_CASES[name]
-    _close(core.jit(ours)(*args), oracle(*args), rtol=rtol, atol=1e-300)
+    rtol, atol = rtol if isinstance(rtol, tuple) else (rtol, 1e-300)
+    _close(core.jit(ours)(*args), oracle(*args), rtol=rtol, atol=atol)
 
 
 def test_where_scipy_is_less_accurate(x64):
@@ -108,6 +125,10 @@ def test_argument_errors():
         special.factorial(3, exact=True)
     with pytest.raises(TypeError, match=r"loggamma: complex arguments are not supported, got complex64\[2\]"):
         special.loggamma(jnp.array([1 + 1j, 2.0]))
+    with pytest.raises(TypeError, match="bessel_jn: v and n_iter must be static integers"):
+        special.bessel_jn(1.0, v=2.5)
+    with pytest.raises(ValueError, match="bessel_jn: v must be >= 0 and n_iter >= 1, got v=-1"):
+        special.bessel_jn(1.0, v=-1)
 
 
 def test_float32_jit_and_vmap(rng):
@@ -119,10 +140,12 @@ def test_float32_jit_and_vmap(rng):
     def all_of(x, y):
         return (special.exp1(x), special.expi(x - 6), special.expn(3, x), special.erfcx(x - 4), special.spence(x),
                 special.zeta(x + 1.5, y), special.poch(y, x / 4), special.comb(x + 3, y), special.boxcox(x, y - 1.5),
-                special.kl_div(x, y))
+                special.kl_div(x, y), special.dawsn(x - 6), special.sici(x)[1], special.owens_t(x - 6, y),
+                special.bessel_jn(x, v=2)[2])
 
     oracles = (ss.exp1(x), ss.expi(x - 6.0), ss.expn(3, x), ss.erfcx(x - 4.0), ss.spence(x), ss.zeta(x + 1.5, y),
-               ss.poch(y, x / 4), ss.comb(x + 3.0, y), ss.boxcox(x, y - 1.5), ss.kl_div(x, y))
+               ss.poch(y, x / 4), ss.comb(x + 3.0, y), ss.boxcox(x, y - 1.5), ss.kl_div(x, y), ss.dawsn(x - 6.0),
+               ss.sici(x)[1], ss.owens_t(x - 6.0, y), ss.jv(2, x))
     outs = core.jit(all_of)(x, y)
     for out, expected in zip(outs, oracles):
         assert out.dtype == np.float32
@@ -157,6 +180,11 @@ GRAD_CASES = [
     ("boxcox1p", special.boxcox1p, ss.boxcox1p, (_f64(0.5, 3.0, -0.3), _f64(0.0, 1e-4, 0.7)), (0, 1)),
     ("kl_div", special.kl_div, ss.kl_div, (_f64(0.5, 2.0), _f64(0.7, 0.1)), (0, 1)),
     ("rel_entr", special.rel_entr, ss.rel_entr, (_f64(0.5, 2.0), _f64(0.7, 0.1)), (0, 1)),
+    ("dawsn", special.dawsn, ss.dawsn, (_f64(0.1, 0.7, 3.0, -12.0),), (0,)),
+    ("sici", lambda x: sum(special.sici(x)), lambda x: sum(ss.sici(x)), (_f64(0.3, 3.9, 4.1, 15.0, -2.0),), (0,)),
+    ("owens_t", special.owens_t, ss.owens_t, (_f64(0.5, -1.0, 2.0), _f64(0.3, 0.8, 3.0)), (0, 1)),
+    ("bessel_jn", lambda z: special.bessel_jn(z, v=3), lambda z: np.stack([ss.jv(n, z) for n in range(4)]),
+     (_f64(0.5, 3.0, -7.0, 15.0),), (0,)),
 ]
 
 
@@ -167,4 +195,33 @@ def test_gradients_match_finite_differences(x64, name, ours, oracle, args, argnu
     grads = core.jit(core.grad(lambda *a: jnp.sum(ours(*a)), argnums=argnums))(*args)
     for i, g in zip(argnums, grads):
         h = 1e-6 * np.maximum(np.abs(args[i]), 1.0)
-        _close(g, _central(oracle, args, i, h), rtol=1e-7, atol=1e-9)
+        fd = _central(oracle, args, i, h)
+        _close(g, fd.sum(0) if fd.ndim > g.ndim else fd, rtol=1e-7, atol=1e-9)
+
+
+def test_second_derivatives_by_hand(x64):
+    # E_1'' = e^-x (1/x + 1/x^2); Ei'' = e^x (1/x - 1/x^2); E_3'' = E_1; Si'' = cos/x - sin/x^2;
+    # Ci'' = -sin/x - cos/x^2; J_1'' = -J_1 (1 - 1/x^2) - J_1'/x with J_1' = J_0 - J_1/x;
+    # owens_t: dT/da = e^(-h^2 q / 2) / (2 pi q) with q = 1 + a^2, so
+    # d2T/da2 = -a (2 + h^2 q) e^(-h^2 q / 2) / (2 pi q^2)
+    x, a, h = _f64(0.4, 2.5, 7.0), _f64(0.3, 0.9, 2.5), _f64(0.5, 1.2, -0.7)
+
+    def second(f):
+        return core.vmap(core.grad(core.grad(f)))
+
+    def all_second(x, a, h):
+        return (second(special.exp1)(x), second(special.expi)(x), second(lambda t: special.expn(3, t))(x),
+                second(lambda t: special.sici(t)[0])(x), second(lambda t: special.sici(t)[1])(x),
+                second(lambda t: special.bessel_jn(t, v=1)[1])(x),
+                core.vmap(core.grad(core.grad(special.owens_t, 1), 1))(h, a))
+
+    e1, ei, e3, si, ci, j1, ta = core.jit(all_second)(x, a, h)
+    _close(e1, np.exp(-x) * (1 / x + 1 / x ** 2), rtol=1e-12)
+    _close(ei, np.exp(x) * (1 / x - 1 / x ** 2), rtol=1e-12)
+    _close(e3, ss.exp1(x), rtol=1e-12)
+    _close(si, np.cos(x) / x - np.sin(x) / x ** 2, rtol=1e-12)
+    _close(ci, -np.sin(x) / x - np.cos(x) / x ** 2, rtol=1e-12)
+    j1p = ss.j0(x) - ss.j1(x) / x
+    _close(j1, -ss.j1(x) * (1 - 1 / x ** 2) - j1p / x, rtol=1e-10)
+    q = 1 + a ** 2
+    _close(ta, -a * (2 + h ** 2 * q) * np.exp(-h ** 2 * q / 2) / (2 * np.pi * q ** 2), rtol=1e-12)

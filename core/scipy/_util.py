@@ -17,10 +17,10 @@ def full_like_aval(x, value):
     return lax.full(aval.shape, value, aval.dtype)
 
 
-def library_jit(fun):
+def library_jit(fun, **jit_options):
     """`jit(fun)` for a library function's internals, without jit's warning after many signatures:
     the signatures are the caller's shapes, and a warning pointing into core.scipy would not help.
     Used where eager evaluation would trace again on every call (loops, custom_jvp functions)."""
-    jitted = jit(fun)
+    jitted = jit(fun, **jit_options)
     jitted._warned = True
     return jitted
