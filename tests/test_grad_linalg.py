@@ -375,6 +375,7 @@ SPECIAL_CASES = {
     "sici": (lambda x: jnp.stack(special.sici(x)), (np.array([0.3, 3.9, 4.1, -2.0]),)),
     "owens_t": (special.owens_t, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.8, 3.0]))),
     "bessel_jn": (lambda z: special.bessel_jn(z, v=2), (np.array([0.5, 3.0, -7.0]),)),
+    "fresnel": (lambda x: jnp.stack(special.fresnel(x)), (np.array([0.3, 1.5, 1.7, -2.0]),)),
 }
 # First derivatives only: their values come from a while loop, which reverse mode cannot go back
 # through twice; tests/test_scipy_special_more.py checks their first derivatives by differences.
@@ -384,7 +385,7 @@ NOT_DIFFERENTIABLE = {"gammasgn", "bernoulli"}  # bernoulli takes a static integ
 # compiles about ten transformed programs of them (~10 s each function). Their derivative rules
 # are closed forms in the functions themselves, whose second derivatives
 # tests/test_scipy_special_extra.py checks against hand-derived values.
-FIRST_ORDER_CHECKED = {"exp1", "expi", "expn", "sici", "owens_t", "bessel_jn"}
+FIRST_ORDER_CHECKED = {"exp1", "expi", "expn", "sici", "fresnel", "owens_t", "bessel_jn"}
 
 
 def test_special_cases_cover_exports():

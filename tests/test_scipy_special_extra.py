@@ -1,6 +1,6 @@
 """core.scipy.special's names added for jax.scipy.special 0.10.2's list (bernoulli, boxcox, boxcox1p,
 comb, factorial, kl_div, loggamma, poch, rel_entr, spence, zeta, erfcx, exp1, expi, expn, dawsn, sici,
-owens_t, bessel_jn) against
+fresnel, owens_t, bessel_jn) against
 scipy.special in float64 over grids that include the hard regions (series / continued-fraction
 switch points, large and tiny arguments, poles, negative arguments), SciPy's edge values, float32,
 first derivatives against central differences of SciPy, and jit / vmap."""
@@ -63,6 +63,11 @@ FLOAT64_CASES = {
                 (_f64(1e-8, 0.1, 1.0, 3.0, 3.99, 4.0, 4.01, 6.0, 20.0, 1e3, 1e8, -1.0, -7.0),), 5e-15),
     "sici_ci": (lambda x: special.sici(x)[1], lambda x: ss.sici(x)[1],
                 (_f64(1e-8, 0.1, 1.0, 3.0, 3.99, 4.0, 4.01, 6.0, 20.0, 1e3, 1e8, -1.0, -7.0),), 2e-14),
+    # fresnel: both sides of the series switch at 1.6, far out, negative x
+    "fresnel_s": (lambda x: special.fresnel(x)[0], lambda x: ss.fresnel(x)[0],
+                  (_f64(1e-8, 0.1, 1.0, 1.59, 1.61, 2.0, 3.0, 5.5, 20.0, 100.0, -0.7, -4.0),), 5e-15),
+    "fresnel_c": (lambda x: special.fresnel(x)[1], lambda x: ss.fresnel(x)[1],
+                  (_f64(1e-8, 0.1, 1.0, 1.59, 1.61, 2.0, 3.0, 5.5, 20.0, 100.0, -0.7, -4.0),), 1e-14),
     # owens_t: |a| <= 1 by quadrature, |a| > 1 through the identity, negative h and a, a = inf
     "owens_t": (special.owens_t, ss.owens_t, (_f64(0.0, 0.5, 2.0, -1.0, 0.3, 3.0, 5.0, 0.1, 1.0, 2.0),
                                               _f64(0.5, 0.3, 5.0, 0.7, -2.0, 1.0, 0.5, 100.0, np.inf, 1.5)), 5e-15),
@@ -141,11 +146,11 @@ def test_float32_jit_and_vmap(rng):
         return (special.exp1(x), special.expi(x - 6), special.expn(3, x), special.erfcx(x - 4), special.spence(x),
                 special.zeta(x + 1.5, y), special.poch(y, x / 4), special.comb(x + 3, y), special.boxcox(x, y - 1.5),
                 special.kl_div(x, y), special.dawsn(x - 6), special.sici(x)[1], special.owens_t(x - 6, y),
-                special.bessel_jn(x, v=2)[2])
+                special.bessel_jn(x, v=2)[2], special.fresnel(x / 2)[0])
 
     oracles = (ss.exp1(x), ss.expi(x - 6.0), ss.expn(3, x), ss.erfcx(x - 4.0), ss.spence(x), ss.zeta(x + 1.5, y),
                ss.poch(y, x / 4), ss.comb(x + 3.0, y), ss.boxcox(x, y - 1.5), ss.kl_div(x, y), ss.dawsn(x - 6.0),
-               ss.sici(x)[1], ss.owens_t(x - 6.0, y), ss.jv(2, x))
+               ss.sici(x)[1], ss.owens_t(x - 6.0, y), ss.jv(2, x), ss.fresnel(x / 2)[0])
     outs = core.jit(all_of)(x, y)
     for out, expected in zip(outs, oracles):
         assert out.dtype == np.float32
@@ -182,6 +187,8 @@ GRAD_CASES = [
     ("rel_entr", special.rel_entr, ss.rel_entr, (_f64(0.5, 2.0), _f64(0.7, 0.1)), (0, 1)),
     ("dawsn", special.dawsn, ss.dawsn, (_f64(0.1, 0.7, 3.0, -12.0),), (0,)),
     ("sici", lambda x: sum(special.sici(x)), lambda x: sum(ss.sici(x)), (_f64(0.3, 3.9, 4.1, 15.0, -2.0),), (0,)),
+    ("fresnel", lambda x: sum(special.fresnel(x)), lambda x: sum(ss.fresnel(x)), (_f64(0.3, 1.5, 1.7, 6.0, -2.0),),
+     (0,)),
     ("owens_t", special.owens_t, ss.owens_t, (_f64(0.5, -1.0, 2.0), _f64(0.3, 0.8, 3.0)), (0, 1)),
     ("bessel_jn", lambda z: special.bessel_jn(z, v=3), lambda z: np.stack([ss.jv(n, z) for n in range(4)]),
      (_f64(0.5, 3.0, -7.0, 15.0),), (0,)),
@@ -213,9 +220,11 @@ def test_second_derivatives_by_hand(x64):
         return (second(special.exp1)(x), second(special.expi)(x), second(lambda t: special.expn(3, t))(x),
                 second(lambda t: special.sici(t)[0])(x), second(lambda t: special.sici(t)[1])(x),
                 second(lambda t: special.bessel_jn(t, v=1)[1])(x),
-                core.vmap(core.grad(core.grad(special.owens_t, 1), 1))(h, a))
+                core.vmap(core.grad(core.grad(special.owens_t, 1), 1))(h, a),
+                second(lambda t: special.fresnel(t)[0])(x))
 
-    e1, ei, e3, si, ci, j1, ta = core.jit(all_second)(x, a, h)
+    e1, ei, e3, si, ci, j1, ta, fs = core.jit(all_second)(x, a, h)
+    _close(fs, np.pi * x * np.cos(np.pi * x ** 2 / 2), rtol=1e-12)  # S'' = pi x cos(pi x^2 / 2)
     _close(e1, np.exp(-x) * (1 / x + 1 / x ** 2), rtol=1e-12)
     _close(ei, np.exp(x) * (1 / x - 1 / x ** 2), rtol=1e-12)
     _close(e3, ss.exp1(x), rtol=1e-12)

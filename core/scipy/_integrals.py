@@ -1,13 +1,16 @@
-"""Integrals of Gaussians and trigonometric functions: `dawsn`, `sici` and `owens_t`.
+"""Integrals of Gaussians and trigonometric functions: `dawsn`, `sici`, `fresnel` and `owens_t`.
 
 dawsn: a power series below |x| = 0.2, elsewhere Rybicki's exponentially convergent sum
 F(x) = lim_(h -> 0) pi^(-1/2) sum_(n odd) e^(-(x - n h)^2) / n, with h = 1/4 (error ~ e^-(pi/2h)^2
 ~ 1e-17) shifted so that the terms are centred on x (13 pairs of terms reach float64 rounding).
 sici: power series up to x = 4, above it the continued fraction of E_1(i x) = -Ci(x) + i (Si(x) - pi/2)
-(in real arithmetic; 60 levels: ~1e-15 at x = 4). owens_t: 48-point Gauss-Legendre quadrature of
+(in real arithmetic; 60 levels: ~1e-15 at x = 4). fresnel: power series below |x| = 1.6, above it
+C + i S = (1 + i) / 2 (1 - erfc(z)), z = sqrt(pi) / 2 (1 - i) x, with erfc's continued fraction
+(120 levels: ~2e-16 at 1.6) in real arithmetic. owens_t: 48-point Gauss-Legendre quadrature of
 its defining integral for |a| <= 1, and for |a| > 1 the identity
 T(h, a) = (Phi(h) Q(a h) + Phi(a h) Q(h)) / 2 - T(a h, 1 / a) (h >= 0, Q = 1 - Phi).
-Derivatives: closed forms (F' = 1 - 2 x F, Si' = sin(x) / x, Ci' = cos(x) / x); owens_t by autodiff
+Derivatives: closed forms (F' = 1 - 2 x F, Si' = sin(x) / x, Ci' = cos(x) / x, S' = sin(pi x^2 / 2),
+C' = cos(pi x^2 / 2)); owens_t by autodiff
 of the quadrature.
 """
 import numpy as np
@@ -158,6 +161,78 @@ def sici(x):
     """
     x, = inexact_args("sici", x)
     return _sici(x)
+
+
+# ----- fresnel ----------------------------------------------------------------------------------
+
+_FRESNEL_SERIES_BELOW = 1.6
+_FRESNEL_SERIES_TERMS = 32  # u = pi x^2 / 2 <= 4.03: u^32 / 32! ~ 1e-16 of the sum
+_FRESNEL_FRACTION_DEPTH = 120
+
+
+def _fresnel_value(x):
+    ax = jnp.abs(x)
+    small = ax < _FRESNEL_SERIES_BELOW
+    xs = jnp.where(small, ax, 0.0)
+    u = 0.5 * np.pi * xs * xs
+    # term_n = x u^n / n!: even n feed C (sign (-1)^(n/2)), odd n feed S (sign (-1)^((n-1)/2)),
+    # each divided by 2n + 1
+    s_series, c_series, term = jnp.zeros_like(x), jnp.zeros_like(x), xs
+    for n in range(_FRESNEL_SERIES_TERMS):
+        sign = -1.0 if (n // 2) % 2 else 1.0
+        if n % 2 == 0:
+            c_series = c_series + sign * term / (2 * n + 1)
+        else:
+            s_series = s_series + sign * term / (2 * n + 1)
+        term = term * u / (n + 1)
+    xl = jnp.where(small, 2 * _FRESNEL_SERIES_BELOW, ax)
+    p = (np.sqrt(np.pi) / 2) * xl  # z = p - i p
+
+    def level(i, t):
+        k = lax.convert_element_type(_FRESNEL_FRACTION_DEPTH - i, x.dtype)
+        tr, ti = t
+        den = tr * tr + ti * ti
+        return p + (k / 2) * tr / den, -p - (k / 2) * ti / den  # z + (k/2) / t
+
+    tr, ti = lax.fori_loop(0, _FRESNEL_FRACTION_DEPTH, level, (p, -p))
+    # erfc(z) = e^(-z^2) / (sqrt(pi) t), e^(-z^2) = e^(i theta) with theta = pi x^2 / 2
+    theta = 0.5 * np.pi * xl * xl
+    den = np.sqrt(np.pi) * (tr * tr + ti * ti)
+    c, s = jnp.cos(theta), jnp.sin(theta)
+    er, ei = (c * tr + s * ti) / den, (s * tr - c * ti) / den
+    c_far, s_far = ((1 - er) + ei) / 2, ((1 - er) - ei) / 2
+    c_far = jnp.where(jnp.isinf(x), 0.5, c_far)
+    s_far = jnp.where(jnp.isinf(x), 0.5, s_far)
+    sign = jnp.sign(x)
+    return sign * jnp.where(small, s_series, s_far), sign * jnp.where(small, c_series, c_far)
+
+
+@custom_jvp
+def _fresnel_rule(x):
+    return _fresnel_value(x)
+
+
+@_fresnel_rule.defjvp
+def _fresnel_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    theta = 0.5 * np.pi * x * x
+    return _fresnel_rule(x), (t * jnp.sin(theta), t * jnp.cos(theta))
+
+
+_fresnel = library_jit(_fresnel_rule)
+
+
+def fresnel(x):
+    """The Fresnel integrals (S(x), C(x)): S(x) = integral_0^x sin(pi t^2 / 2) dt and
+    C(x) = integral_0^x cos(pi t^2 / 2) dt (odd; both tend to 1/2). Differentiable.
+
+    >>> s, c = fresnel(1.0)
+    >>> print(round(float(s), 4), round(float(c), 4))
+    0.4383 0.7799
+    """
+    x, = inexact_args("fresnel", x)
+    return _fresnel(x)
 
 
 # ----- owens_t ----------------------------------------------------------------------------------
