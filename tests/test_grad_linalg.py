@@ -376,6 +376,7 @@ SPECIAL_CASES = {
     "owens_t": (special.owens_t, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.8, 3.0]))),
     "bessel_jn": (lambda z: special.bessel_jn(z, v=2), (np.array([0.5, 3.0, -7.0]),)),
     "fresnel": (lambda x: jnp.stack(special.fresnel(x)), (np.array([0.3, 1.5, 1.7, -2.0]),)),
+    "hyp1f1": (special.hyp1f1, (np.array([1.5, 0.5]), np.array([2.5, 1.5]), np.array([-3.0, 0.5]))),
 }
 # First derivatives only: their values come from a while loop, which reverse mode cannot go back
 # through twice; tests/test_scipy_special_more.py checks their first derivatives by differences.
@@ -385,7 +386,7 @@ NOT_DIFFERENTIABLE = {"gammasgn", "bernoulli"}  # bernoulli takes a static integ
 # compiles about ten transformed programs of them (~10 s each function). Their derivative rules
 # are closed forms in the functions themselves, whose second derivatives
 # tests/test_scipy_special_extra.py checks against hand-derived values.
-FIRST_ORDER_CHECKED = {"exp1", "expi", "expn", "sici", "fresnel", "owens_t", "bessel_jn"}
+FIRST_ORDER_CHECKED = {"exp1", "expi", "expn", "sici", "fresnel", "owens_t", "bessel_jn", "hyp1f1"}
 
 
 def test_special_cases_cover_exports():

@@ -1,6 +1,6 @@
 """core.scipy.special's names added for jax.scipy.special 0.10.2's list (bernoulli, boxcox, boxcox1p,
 comb, factorial, kl_div, loggamma, poch, rel_entr, spence, zeta, erfcx, exp1, expi, expn, dawsn, sici,
-fresnel, owens_t, bessel_jn) against
+fresnel, owens_t, bessel_jn, hyp1f1) against
 scipy.special in float64 over grids that include the hard regions (series / continued-fraction
 switch points, large and tiny arguments, poles, negative arguments), SciPy's edge values, float32,
 first derivatives against central differences of SciPy, and jit / vmap."""
@@ -71,6 +71,10 @@ FLOAT64_CASES = {
     # owens_t: |a| <= 1 by quadrature, |a| > 1 through the identity, negative h and a, a = inf
     "owens_t": (special.owens_t, ss.owens_t, (_f64(0.0, 0.5, 2.0, -1.0, 0.3, 3.0, 5.0, 0.1, 1.0, 2.0),
                                               _f64(0.5, 0.3, 5.0, 0.7, -2.0, 1.0, 0.5, 100.0, np.inf, 1.5)), 5e-15),
+    # hyp1f1: x from -200 to 100 (Kummer's transformation below 0), a < 1 and > 1, b < a (terms of one sign)
+    "hyp1f1": (special.hyp1f1, ss.hyp1f1, (_f64(1.5, 0.5, 2.0, 3.0, 1.0, 0.3, 10.0, 0.5, 1e-3),
+                                           _f64(2.5, 1.5, 0.5, 7.0, 2.0, 4.0, 3.0, 0.5, 2.0),
+                                           _f64(-3.0, 0.5, 10.0, -30.0, 100.0, -200.0, 50.0, 1e-6, 5.0)), 1e-14),
     # bessel_jn: orders 0..5 from 0 to |z| = 25 (half of the default n_iter); absolute tolerance,
     # since J_n has zeros (measured error 3e-12 at z = 25, 1e-15 below 20)
     "bessel_jn": (lambda z: special.bessel_jn(z, v=5), lambda z: np.stack([ss.jv(n, z) for n in range(6)]),
@@ -146,11 +150,11 @@ def test_float32_jit_and_vmap(rng):
         return (special.exp1(x), special.expi(x - 6), special.expn(3, x), special.erfcx(x - 4), special.spence(x),
                 special.zeta(x + 1.5, y), special.poch(y, x / 4), special.comb(x + 3, y), special.boxcox(x, y - 1.5),
                 special.kl_div(x, y), special.dawsn(x - 6), special.sici(x)[1], special.owens_t(x - 6, y),
-                special.bessel_jn(x, v=2)[2], special.fresnel(x / 2)[0])
+                special.bessel_jn(x, v=2)[2], special.fresnel(x / 2)[0], special.hyp1f1(y, y + 1, x - 6))
 
     oracles = (ss.exp1(x), ss.expi(x - 6.0), ss.expn(3, x), ss.erfcx(x - 4.0), ss.spence(x), ss.zeta(x + 1.5, y),
                ss.poch(y, x / 4), ss.comb(x + 3.0, y), ss.boxcox(x, y - 1.5), ss.kl_div(x, y), ss.dawsn(x - 6.0),
-               ss.sici(x)[1], ss.owens_t(x - 6.0, y), ss.jv(2, x), ss.fresnel(x / 2)[0])
+               ss.sici(x)[1], ss.owens_t(x - 6.0, y), ss.jv(2, x), ss.fresnel(x / 2)[0], ss.hyp1f1(y, y + 1.0, x - 6.0))
     outs = core.jit(all_of)(x, y)
     for out, expected in zip(outs, oracles):
         assert out.dtype == np.float32
@@ -189,6 +193,7 @@ GRAD_CASES = [
     ("sici", lambda x: sum(special.sici(x)), lambda x: sum(ss.sici(x)), (_f64(0.3, 3.9, 4.1, 15.0, -2.0),), (0,)),
     ("fresnel", lambda x: sum(special.fresnel(x)), lambda x: sum(ss.fresnel(x)), (_f64(0.3, 1.5, 1.7, 6.0, -2.0),),
      (0,)),
+    ("hyp1f1", special.hyp1f1, ss.hyp1f1, (_f64(1.5, 0.5, 2.0), _f64(2.5, 1.5, 3.0), _f64(-3.0, 0.5, 8.0)), (0, 1, 2)),
     ("owens_t", special.owens_t, ss.owens_t, (_f64(0.5, -1.0, 2.0), _f64(0.3, 0.8, 3.0)), (0, 1)),
     ("bessel_jn", lambda z: special.bessel_jn(z, v=3), lambda z: np.stack([ss.jv(n, z) for n in range(4)]),
      (_f64(0.5, 3.0, -7.0, 15.0),), (0,)),
