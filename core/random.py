@@ -20,6 +20,7 @@ Example:
     >>> key, sub = random.split(key)
     >>> x = random.normal(sub, (3,))
 """
+import functools
 import math
 import operator
 import warnings
@@ -33,6 +34,7 @@ from . import lax
 from . import numpy as jnp
 from .array import Array, asarray_device
 from .config import config
+from .custom_derivatives import custom_jvp
 from .lax._base import aval_of
 from .numpy._util import broadcast_shapes
 from .lax.prng import mul_add, random_clone_p, threefry2x32
@@ -829,7 +831,9 @@ def gamma(key, a, shape=None, dtype=None):
     probability below 1e-20; then the sample is the deterministic fallback `a - 1/3` (times the
     usual boost for a < 1), close to the mode. For a < 1 the sample is Gamma(a + 1) * u**(1/a),
     computed in log space. The numbers differ from `jax.random.gamma`'s (which loops until
-    acceptance); the distribution is the same. Example: `random.gamma(key, 2.0, (5,))`.
+    acceptance); the distribution is the same. Differentiable in `a` as JAX's: the derivative of a
+    sample at its quantile held fixed (`lax.random_gamma_grad`), also for `loggamma`, `beta`,
+    `dirichlet` and the samplers built on them. Example: `random.gamma(key, 2.0, (5,))`.
     """
     key = _check_key("gamma", key)
     dtype = _float_dtype("gamma", dtype)
@@ -856,6 +860,13 @@ def _gamma_param(name, a, shape, dtype):
 
 
 def _loggamma(key, a, shape, dtype):
+    """log of Gamma(a, 1) samples of `shape` (`a` already broadcast to it), differentiable in `a`
+    by implicit reparameterization (`_loggamma_jvp`)."""
+    return _loggamma_sample(key, a, shape, dtype)
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(2, 3))
+def _loggamma_sample(key, a, shape, dtype):
     c = lambda v: _full(shape, v, dtype)  # noqa: E731
     boost = lax.lt(a, c(1.0))
     alpha = lax.select_n(boost, a, lax.add(a, c(1.0)))
@@ -883,6 +894,30 @@ def _loggamma(key, a, shape, dtype):
     log_boost = lax.div(lax.log1p(lax.neg(_uniform(key_boost, shape, dtype, 0.0, 1.0))), a)
     log_boost = lax.select_n(boost, c(0.0), log_boost)
     return lax.add(lax.add(lax.log(d), log_v), log_boost)
+
+
+@_loggamma_sample.defjvp
+def _loggamma_jvp(shape, dtype, primals, tangents):
+    """d log(x) / da for a sample x with its quantile u = P(a, x) held fixed (implicit
+    reparameterization, Figurnov et al. 2018, as JAX's gamma): dx/da = -(dP/da) / (dP/dx), which
+    is `lax.random_gamma_grad`. Differentiating through the rejection sampler instead (a sample at
+    fixed normal noise, accepted or not depending on `a`) gives a biased gradient.
+
+    In log space, d log x / da = -(dP/da) exp(x + lgamma(a) - a log x), with log x the sample
+    itself, so it holds where x underflows. There (x below the smallest normal float) it is the
+    limit for x -> 0 of P = x^a e^-x / Gamma(a + 1) (1 + O(x)): (digamma(a + 1) - log x) / a,
+    exact to O(x)."""
+    key, a = primals
+    _, ta = tangents
+    log_x = _loggamma_sample(key, a, shape, dtype)
+    c = lambda v: _full(shape, v, dtype)  # noqa: E731
+    tiny = lax.lt(log_x, c(math.log(float(dtypes.finfo(dtype).tiny))))
+    x = lax.exp(lax.select_n(tiny, log_x, c(0.0)))
+    d_p_da = lax.igamma_grad_a(a, x)
+    log_inv_xdensity = lax.sub(lax.add(x, lax.lgamma(a)), lax.mul(a, log_x))
+    general = lax.neg(lax.mul(d_p_da, lax.exp(log_inv_xdensity)))
+    limit = lax.div(lax.sub(lax.digamma(lax.add(a, c(1.0))), log_x), a)
+    return log_x, lax.mul(ta, lax.select_n(tiny, general, limit))
 
 
 def beta(key, a, b, shape=None, dtype=None):

@@ -1,5 +1,6 @@
 """Helpers shared by `core.scipy`'s modules: argument promotion and constants shaped like an array."""
 from .. import lax
+from ..api import jit
 from ..lax._base import aval_of
 from ..numpy._util import broadcast_to_common_shape, promote_args_inexact
 
@@ -14,3 +15,12 @@ def full_like_aval(x, value):
     """A constant of `x`'s shape and dtype."""
     aval = aval_of(x)
     return lax.full(aval.shape, value, aval.dtype)
+
+
+def library_jit(fun, **jit_options):
+    """`jit(fun)` for a library function's internals, without jit's warning after many signatures:
+    the signatures are the caller's shapes, and a warning pointing into core.scipy would not help.
+    Used where eager evaluation would trace again on every call (loops, custom_jvp functions)."""
+    jitted = jit(fun, **jit_options)
+    jitted._warned = True
+    return jitted

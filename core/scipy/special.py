@@ -12,6 +12,12 @@ from ..custom_derivatives import custom_jvp
 from ..lax._base import aval_of
 from ..numpy._util import canonicalize_axes, check_arraylike, promote_args_inexact
 from ._bessel import i0, i0e, i1, i1e
+from ._elementary import (bernoulli, boxcox, boxcox1p, comb, factorial, kl_div, loggamma, poch, rel_entr, spence,
+                          zeta)
+from ._expint import erfcx, exp1, expi, expn
+from ._integrals import dawsn, fresnel, owens_t, sici
+from ._bessel_jn import bessel_jn
+from ._hypergeometric import hyp1f1
 from ._gamma import beta, gamma, gammasgn, multigammaln, polygamma
 from ._incomplete import betainc, gammainc, gammaincc
 from ._util import inexact_args as _inexact
@@ -19,12 +25,17 @@ from ._util import inexact_args as _inexact
 __all__ = ["logsumexp", "expit", "logit", "erf", "erfc", "erfinv", "erfcinv", "gammaln", "digamma", "xlogy",
            "xlog1py", "ndtr", "ndtri", "log_ndtr", "softmax", "log_softmax", "entr", "betaln", "gamma",
            "gammasgn", "beta", "betainc", "gammainc", "gammaincc", "polygamma", "multigammaln", "i0", "i0e",
-           "i1", "i1e"]
+           "i1", "i1e", "bernoulli", "boxcox", "boxcox1p", "comb", "factorial", "kl_div", "loggamma", "poch",
+           "rel_entr", "spence", "zeta", "erfcx", "exp1", "expi", "expn", "dawsn", "owens_t", "sici",
+           "bessel_jn", "fresnel", "hyp1f1"]
 
 # the functions defined in the private modules are documented (and their examples run) as this
 # module's, as JAX's are under jax.scipy.special
-for _f in (i0, i0e, i1, i1e, beta, gamma, gammasgn, multigammaln, polygamma, betainc, gammainc, gammaincc):
+for _f in (i0, i0e, i1, i1e, beta, gamma, gammasgn, multigammaln, polygamma, betainc, gammainc, gammaincc,
+           bernoulli, boxcox, boxcox1p, comb, factorial, kl_div, loggamma, poch, rel_entr, spence, zeta, erfcx, exp1,
+           expi, expn, dawsn, owens_t, sici, bessel_jn, fresnel, hyp1f1):
     _f.__module__ = __name__
+del _f
 
 
 # ----- helpers ------------------------------------------------------------------------------
