@@ -24,9 +24,10 @@ import numpy as np
 from . import dtypes
 from . import lax
 from .lax._base import aval_of
-from .tree_util import register_pytree_node
+from .basearray import Array as _AbstractArray
+from .tree_util import register_physical_node
 
-__all__ = ["KeyArray", "KeyDType", "KEY_DTYPE", "is_key_array", "concatenate_keys", "stack_keys"]
+__all__ = ["KeyArray", "KeyDType", "KEY_DTYPE", "is_key_array", "concatenate_keys", "stack_keys", "on_key_data"]
 
 
 class KeyDType:
@@ -131,6 +132,14 @@ class KeyArray:
 
     flatten = ravel
 
+    def copy(self):
+        from .numpy import copy
+        return KeyArray(copy(self._base))
+
+    def take(self, indices, axis=None, **kwargs):
+        from .numpy import take
+        return take(self, indices, axis=axis, **kwargs)
+
     def squeeze(self, axis=None):
         shape = self.shape
         axes = range(len(shape)) if axis is None else [a % len(shape) for a in np.atleast_1d(axis)]
@@ -183,12 +192,60 @@ class KeyArray:
     del _op
 
 
-register_pytree_node(KeyArray, lambda k: ((k._base,), None), lambda _, children: KeyArray(children[0]))
+# One leaf for tree_util, as in JAX; transformations trace its data (tree_util's physical view).
+register_physical_node(KeyArray, operator.attrgetter("_base"), KeyArray)
+# `isinstance(k, core.Array)` holds for keys, traced ones included (a KeyArray wraps a tracer there).
+_AbstractArray.register(KeyArray)
 
 
 def is_key_array(x):
     """Whether `x` is a typed PRNG key array (`random.key`), not a raw uint32[..., 2] key."""
     return isinstance(x, KeyArray)
+
+
+def _typed_key_class():  # for core.lax, which prng_keys imports: lax.select_n / dynamic_slice take keys
+    from .lax import _base
+    _base.register_key_array_type(KeyArray)
+
+
+_typed_key_class()
+
+
+def on_key_data(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)` for a shape or indexing function `fn` of core.numpy or core.lax, given
+    typed key arrays among its positional `args`: `fn` is vmapped over the keys' data axis, so it
+    sees arrays of the keys' shape S (one uint32 word of each key) and every axis, shape and index
+    argument means what it means for keys of shape S, as in JAX; its array results (S' + the data
+    axis) come back as key arrays. The caller checks first (`check_all_keys`) that the operands
+    `fn` takes values from are all keys or none.
+
+    Example:
+        >>> from core import numpy as jnp
+        >>> ks = random.split(random.key(0), 6).reshape(2, 3)
+        >>> on_key_data(jnp.moveaxis, ks, 0, -1).shape
+        (3, 2)
+    """
+    from .batching_api import vmap
+    from .tree_util import tree_map
+    keyed = [isinstance(a, KeyArray) for a in args]
+
+    def per_word(*words):
+        it = iter(words)
+        return fn(*[next(it) if k else a for a, k in zip(args, keyed)], **kwargs)
+
+    out = vmap(per_word, in_axes=-1, out_axes=-1)(*[a._base for a, k in zip(args, keyed) if k])
+    return tree_map(KeyArray, out)
+
+
+def check_all_keys(name, values):
+    """`values` (the value operands of `name`) are all typed key arrays, or none of them is."""
+    keyed = [isinstance(v, KeyArray) for v in values]
+    if any(keyed) and not all(keyed):
+        kinds = ", ".join(f"{v.dtype}{list(v.shape)}" if hasattr(v, "dtype") and hasattr(v, "shape")
+                          else type(v).__name__ for v in values)
+        raise TypeError(f"{name}: cannot mix PRNG key arrays with other values (got {kinds}); wrap raw "
+                        "uint32[..., 2] keys with random.wrap_key_data, or take random.key_data of the keys.")
+    return any(keyed)
 
 
 def _key_axis(name, keys, axis, extra=0):

