@@ -36,7 +36,8 @@ from .ir import consts_as_args, Var
 from .runtime import executable as _executable
 from .trace import EvalTrace, Primitive, Tracer, current_trace
 from .trace import _state as _trace_state
-from .tree_util import fast_registry, physical_flatten, physical_flatten_with_path, tree_flatten, tree_unflatten
+from .tree_util import (fast_registry, logical_structure, physical_flatten, physical_flatten_with_path, tree_flatten,
+                        tree_unflatten, typed_leaf_mask)
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "disable_jit", "named_call", "xla_computation"]
 
@@ -821,9 +822,7 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     def make(*args, **kwargs):
         (closed, program, consts, out_tree), _ = jitted._lookup(args, kwargs)
         if return_shape:
-            shapes = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                                               for a in closed.out_avals])
-            return closed, shapes
+            return closed, _shape_structs(out_tree, closed.out_avals)
         return closed
     return make
 
@@ -846,8 +845,20 @@ def eval_shape(fun, *args, **kwargs):
         return flat_out
 
     closed = trace_to_jaxpr(flat_fun, avals, _fun_name(fun), "eval_shape")
-    return tree_unflatten(out_store["tree"], [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                                              for a in closed.out_avals])
+    return _shape_structs(out_store["tree"], closed.out_avals)
+
+
+def _shape_structs(out_tree, out_avals):
+    """The outputs of the physical tree `out_tree` as ShapeDtypeStructs; a typed key's is of its key
+    shape and dtype (`key<fry>`), as JAX gives, not of its data's."""
+    from .prng_keys import KEY_DTYPE
+    structs = []
+    for a, key in zip(out_avals, typed_leaf_mask(out_tree), strict=True):
+        struct = ShapeDtypeStruct(a.shape[:-1] if key else a.shape, a.dtype, a.weak_type)
+        if key:
+            struct.dtype = KEY_DTYPE  # not a NumPy dtype, so set past the constructor's np.dtype()
+        structs.append(struct)
+    return tree_unflatten(logical_structure(out_tree), structs)
 
 
 @contextlib.contextmanager

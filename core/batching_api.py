@@ -52,9 +52,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         # same non-negative axes (core/tree_util.py, "The physical view").
         leaves, in_tree = physical_flatten((args, kwargs))
         axes = _flat_in_axes(in_axes, args, kwargs)
-        axes = [_normalize_axis(ax, x, i, in_tree, fun) for i, (ax, x) in
-                enumerate(zip(axes, tree_leaves((args, kwargs))))]
         leaves = [_as_operand(x, name) for x in leaves]
+        axes = [_normalize_axis(ax, x, i, in_tree, fun) for i, (ax, x) in
+                enumerate(zip(axes, _logical_leaves((args, kwargs), leaves)))]
         size = _mapped_size(leaves, axes, in_tree, axis_size, fun)
         store = {}
 
@@ -107,6 +107,12 @@ def _flat_in_axes(in_axes, args, kwargs):
     else:
         flat = [in_axes] * args_tree.num_leaves
     return flat + [0] * tree_structure(kwargs).num_leaves
+
+
+def _logical_leaves(tree, operands):
+    """The leaves of `tree` as the user sees them: a typed key where there is one, else the
+    operand (Array or tracer) in `operands`, the leaves of tree's physical view, in order."""
+    return [x if is_typed_leaf(x) else op for x, op in zip(tree_leaves(tree), operands, strict=True)]
 
 
 def _typed_out_axis(ax, rank, i, fun_name, transform="vmap"):

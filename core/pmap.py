@@ -38,7 +38,7 @@ from .runtime import replicated as _replicated
 from .sharded import ShardedArray
 from .trace import EvalTrace, Primitive, Tracer, set_current_trace
 from .trace import _state as _trace_state
-from .tree_util import physical_flatten, tree_flatten, tree_leaves, tree_unflatten, typed_leaf_mask
+from .tree_util import physical_flatten, tree_flatten, tree_unflatten, typed_leaf_mask
 from . import batching_api as _axes
 from .api import _static_key
 
@@ -404,10 +404,10 @@ class _PmapFunction:
         # non-negative on the leaves the user sees (as vmap's, core/batching_api.py)
         leaves, in_tree = physical_flatten((tuple(dyn_args), kwargs))
         axes = _axes._flat_in_axes(in_axes, tuple(dyn_args), kwargs)
-        axes = [_axes._normalize_axis(ax, x, i, in_tree, self.fun, "pmap") for i, (ax, x) in
-                enumerate(zip(axes, tree_leaves((tuple(dyn_args), kwargs))))]
         raw = leaves
         leaves = [x if isinstance(x, (Array, Tracer)) else _axes._as_operand(x, self.fun_name) for x in leaves]
+        axes = [_axes._normalize_axis(ax, x, i, in_tree, self.fun, "pmap") for i, (ax, x) in
+                enumerate(zip(axes, _axes._logical_leaves((tuple(dyn_args), kwargs), leaves)))]
         size = self._mapped_size(leaves, axes, in_tree)
         devices = self._devices_for(size, leaves, axes, in_tree)
         leaves = [x if ax in (0, None) else _moveaxis_to_front(x, ax) for x, ax in zip(leaves, axes)]

@@ -2,15 +2,15 @@
 
 A `KeyArray` of shape `S` is a thin wrapper over its key data, a uint32 array of shape `S + (2,)`
 (the threefry2x32 words of each key); its dtype is `KEY_DTYPE`, printed `key<fry>`, with
-`jnp.issubdtype(k.dtype, dtypes.prng_key)` true. The wrapper is a pytree node whose one child is
-the data, so every transformation that takes pytrees (jit arguments and results, vmap, scan
-carries and xs, cond operands, pmap, grad's non-differentiated arguments) carries typed keys with
-no change to tracing: inside a trace the wrapper holds a tracer of the data. See docs/design.md
-"Typed PRNG keys" for why, and for the one visible difference from JAX (tree_util sees the data).
+`jnp.issubdtype(k.dtype, dtypes.prng_key)` true. To tree_util it is ONE leaf, as in JAX, and it
+is a `core.Array`; transformations (jit, vmap, scan, cond, pmap, grad, ...) flatten with
+tree_util's physical view, where it is a node over its data, so they trace the data and the
+function inside sees a KeyArray wrapping a tracer. See docs/design.md "Typed PRNG keys".
 
 Shape operations act on the key axes and keep the trailing data axis: indexing, `reshape`,
-`ravel`, `squeeze`, `swapaxes`/`transpose`, `concatenate`/`stack` (also through `jnp.*`), equality.
-Arithmetic, ordering and conversion to NumPy raise a TypeError naming `random.key_data`.
+`ravel`, `squeeze`, `swapaxes`/`transpose`, `concatenate`/`stack`, and (through `on_key_data`) the
+jnp / lax shape and selection functions. Arithmetic, ordering and conversion to NumPy raise a
+TypeError naming `random.key_data`.
 
 Example:
     >>> k = random.key(0)

@@ -16,6 +16,9 @@ Functions over several trees (:func:`tree_map`, :meth:`PyTreeDef.flatten_up_to`)
 require every extra tree to have the first tree's structure down to the first
 tree's leaves, and raise ``ValueError`` naming the first mismatching path and
 both structures otherwise. Custom aux data must be hashable and comparable.
+Typed leaves (:func:`register_physical_node`: typed PRNG key arrays) are
+leaves to all of these functions; transformations flatten with the
+``physical_*`` functions, which see such a leaf as a node over its data.
 This module depends only on the standard library.
 """
 

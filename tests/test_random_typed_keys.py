@@ -269,6 +269,11 @@ def test_vmap_axes_count_key_axes():
         core.vmap(lambda k: k.reshape(1), out_axes=2)(ks[0])
 
 
+def test_eval_shape_of_keys_gives_the_key_shape_and_dtype():
+    out = core.eval_shape(lambda k: (random.split(k, 3), random.uniform(k, (2,))), random.key(0))
+    assert (out[0].shape, str(out[0].dtype)) == ((3,), "key<fry>") and out[1].shape == (2,)
+
+
 def test_keys_through_while_loop_and_cond_carries():
     def body(c):
         i, key, total = c

@@ -22,7 +22,8 @@ from ..interpreters import ad, batching, lowering
 from ..interpreters.staging import trace_to_jaxpr
 from ..ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ..trace import EvalTrace, Primitive, Tracer, current_trace
-from ..tree_util import keystr, physical_flatten, tree_flatten, tree_flatten_with_path, tree_leaves, tree_unflatten
+from ..tree_util import (is_typed_leaf, keystr, physical_flatten, tree_flatten, tree_flatten_with_path, tree_leaves,
+                         tree_unflatten)
 
 __all__ = ["batch_coupled", "batch_coupled_p", "Program", "prepare", "inline_calls"]
 
@@ -168,7 +169,7 @@ def prepare(fun, argnums, batch_axes, args, what, has_aux=False, mask=None):
     # a typed key (one leaf of shape S) is traced as its data, S + (2,) (core/tree_util.py): batch
     # axes are checked on the leaves the user sees and made non-negative, the same axes of the data
     all_leaves, in_tree = physical_flatten((tuple(args), {}))
-    ranks = [np.ndim(x) if not hasattr(x, "ndim") else x.ndim for x in tree_leaves((tuple(args), {}))]
+    ranks = [x.ndim if is_typed_leaf(x) else np.ndim(x) for x in tree_leaves((tuple(args), {}))]
     all_axes = _broadcast_prefix(per_arg, tuple(args), "batch_axes", fname, what)
     # global leaf index ranges of each positional argument
     starts = np.cumsum([0] + [len(tree_flatten(a)[0]) for a in args])
