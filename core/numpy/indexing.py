@@ -18,7 +18,7 @@ from .. import dtypes, errors
 from .. import lax
 from ..array import Array
 from ..lax import slicing
-from ..lax._base import is_key_array
+from ..lax._base import any_key_array, is_key_array
 from ..trace import Tracer
 from .creation import _contains_tracer, array as _array
 from ._util import (asarray_operand, broadcast_shapes, canonicalize_axis, check_arraylike,
@@ -714,7 +714,7 @@ def select(condlist, choicelist, default=0):
                          f"cases and {len(condlist)} conditions")
     if not condlist:
         raise ValueError("select with an empty condition list is not possible")
-    if any(is_key_array(v) for v in [*choicelist, default]):  # typed PRNG keys (core/prng_keys.py)
+    if any_key_array([*choicelist, default]):  # typed PRNG keys (core/prng_keys.py)
         from .. import prng_keys
         prng_keys.check_all_keys("select", [*choicelist, default])
         n = len(condlist)
