@@ -27,7 +27,7 @@ from .interpreters.staging import trace_to_jaxpr
 from .ir import ClosedJaxpr, Jaxpr, Literal, consts_as_args
 from .ir import intern as intern_jaxpr
 from .trace import EvalTrace, Primitive, Tracer, current_trace, set_current_trace
-from .tree_util import tree_flatten, tree_unflatten
+from .tree_util import physical_flatten, tree_unflatten
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name"]
 
@@ -57,7 +57,7 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
         if type(current_trace()) is EvalTrace:
             return fun(*args, **kwargs)
         dyn = [a for i, a in enumerate(args) if i not in static]
-        flat, in_tree = tree_flatten((dyn, kwargs))
+        flat, in_tree = physical_flatten((dyn, kwargs))  # a typed key's data (core/tree_util.py)
         flat = [x if isinstance(x, (Array, Tracer)) else to_array(x) for x in flat]
         store = {}
 
@@ -65,7 +65,7 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
             dyn_args, kw = tree_unflatten(in_tree, leaves)
             it = iter(dyn_args)
             full = [args[i] if i in static else next(it) for i in range(len(args))]
-            out, store["tree"] = tree_flatten(fun(*full, **kw))
+            out, store["tree"] = physical_flatten(fun(*full, **kw))
             return out
 
         closed = trace_to_jaxpr(flat_fun, [x.aval for x in flat], fun_name=name, purpose="checkpoint")
@@ -214,8 +214,8 @@ def checkpoint_name(x, name):
 
     Example: `h = checkpoint_name(jnp.tanh(x @ w), "hidden")`.
     """
-    from .tree_util import tree_map
-    return tree_map(lambda leaf: name_p.bind(leaf, name=str(name)), x)
+    from .tree_util import physical_map
+    return physical_map(lambda leaf: name_p.bind(leaf, name=str(name)), x)
 
 
 def _name_transpose(ct, x, *, name):

@@ -36,7 +36,8 @@ from .ir import consts_as_args, Var
 from .runtime import executable as _executable
 from .trace import EvalTrace, Primitive, Tracer, current_trace
 from .trace import _state as _trace_state
-from .tree_util import fast_registry, tree_flatten, tree_unflatten
+from .tree_util import (fast_registry, logical_structure, physical_flatten, physical_flatten_with_path, tree_flatten,
+                        tree_unflatten, typed_leaf_mask)
 
 __all__ = ["jit", "make_jaxpr", "eval_shape", "disable_jit", "named_call", "xla_computation"]
 
@@ -374,7 +375,7 @@ class _JitFunction(_JitBase):
             it = iter(d_args)
             full_args = [static_pos[i] if i in static_pos else next(it) for i in range(n_total)]
             out = self.fun(*full_args, **d_kwargs, **dict(static_kwargs))
-            flat_out, out_tree = tree_flatten(out)
+            flat_out, out_tree = physical_flatten(out)  # a typed key's data (core/tree_util.py)
             for leaf in flat_out:
                 if not isinstance(leaf, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)):
                     raise TypeError(f"{self.fun_name} returned a value of type {type(leaf)} inside jit; a "
@@ -387,7 +388,7 @@ class _JitFunction(_JitBase):
 
     def _lookup(self, args, kwargs):
         dyn_args, dyn_kwargs, static_args, static_kwargs = self._split(args, kwargs)
-        flat, in_tree = tree_flatten((tuple(dyn_args), dyn_kwargs))
+        flat, in_tree = physical_flatten((tuple(dyn_args), dyn_kwargs))
         leaf_names = None
 
         def describe_leaf(i):
@@ -420,17 +421,17 @@ class _JitFunction(_JitBase):
 
     def _leaf_names(self, dyn_args, dyn_kwargs):
         """'x', 'params['w']', ... for each flat argument leaf, from the function's parameter names."""
-        from .tree_util import keystr, tree_flatten_with_path
+        from .tree_util import keystr
         params = [p for p in (self._signature.parameters if self._signature else [])]
         static_pos = set(self.static_argnums)
         dyn_names = [p for i, p in enumerate(params) if i not in static_pos]
         names = []
         for i, a in enumerate(dyn_args):
             base = dyn_names[i] if i < len(dyn_names) else f"args[{i}]"
-            for path, _ in tree_flatten_with_path(a)[0]:
+            for path, _ in physical_flatten_with_path(a)[0]:
                 names.append(base + keystr(path))
         for k, v in dyn_kwargs.items():
-            for path, _ in tree_flatten_with_path(v)[0]:
+            for path, _ in physical_flatten_with_path(v)[0]:
                 names.append(k + keystr(path))
         return names
 
@@ -733,7 +734,7 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         from .array import to_array
-        flat, _ = tree_flatten((args, kwargs))
+        flat, _ = physical_flatten((args, kwargs))
         arrays = [to_array(x) for x in list(self._consts) + flat]
         for a, expected in zip(arrays, self._in_avals, strict=True):
             if a.aval.shape != expected.shape or a.aval.dtype != expected.dtype:
@@ -821,9 +822,7 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
     def make(*args, **kwargs):
         (closed, program, consts, out_tree), _ = jitted._lookup(args, kwargs)
         if return_shape:
-            shapes = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                                               for a in closed.out_avals])
-            return closed, shapes
+            return closed, _shape_structs(out_tree, closed.out_avals)
         return closed
     return make
 
@@ -835,19 +834,31 @@ def eval_shape(fun, *args, **kwargs):
 
     Example: `eval_shape(jnp.matmul, ShapeDtypeStruct((2, 3), jnp.float32), jnp.ones((3, 4)))`.
     """
-    flat, in_tree = tree_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
+    flat, in_tree = physical_flatten((args, kwargs), is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
     avals = [ShapedArray(x.shape, x.dtype, x.weak_type) if isinstance(x, ShapeDtypeStruct)
              else _arg_aval(x, lambda i=i: f"#{i}") for i, x in enumerate(flat)]
     out_store = {}
 
     def flat_fun(*tracers):
         a, k = tree_unflatten(in_tree, list(tracers))
-        flat_out, out_store["tree"] = tree_flatten(fun(*a, **k))
+        flat_out, out_store["tree"] = physical_flatten(fun(*a, **k))
         return flat_out
 
     closed = trace_to_jaxpr(flat_fun, avals, _fun_name(fun), "eval_shape")
-    return tree_unflatten(out_store["tree"], [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                                              for a in closed.out_avals])
+    return _shape_structs(out_store["tree"], closed.out_avals)
+
+
+def _shape_structs(out_tree, out_avals):
+    """The outputs of the physical tree `out_tree` as ShapeDtypeStructs; a typed key's is of its key
+    shape and dtype (`key<fry>`), as JAX gives, not of its data's."""
+    from .prng_keys import KEY_DTYPE
+    structs = []
+    for a, key in zip(out_avals, typed_leaf_mask(out_tree), strict=True):
+        struct = ShapeDtypeStruct(a.shape[:-1] if key else a.shape, a.dtype, a.weak_type)
+        if key:
+            struct.dtype = KEY_DTYPE  # not a NumPy dtype, so set past the constructor's np.dtype()
+        structs.append(struct)
+    return tree_unflatten(logical_structure(out_tree), structs)
 
 
 @contextlib.contextmanager

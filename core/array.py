@@ -10,7 +10,7 @@ from . import dtypes
 from .avals import ShapedArray
 from .runtime import client as _client
 from .runtime import buffers as _buffers
-from .tree_util import tree_flatten as _tree_flatten, tree_leaves as _tree_leaves
+from .tree_util import physical_leaves as _physical_leaves, tree_flatten as _tree_flatten
 
 __all__ = ["Array", "asarray_device", "device_put", "device_get", "block_until_ready"]
 
@@ -342,7 +342,7 @@ def device_put(x, device=None):
     Example: `core.device_put(np.ones(3))` returns an Array on the default device. With a device,
     the result is committed to it, and eager operations on it run there.
     """
-    from .tree_util import tree_map
+    from .tree_util import physical_map  # a typed key's data is placed (core/tree_util.py)
 
     def put_one(v):
         if isinstance(v, Array):
@@ -357,7 +357,7 @@ def device_put(x, device=None):
             return arr
         return asarray_device(arr._value(), weak_type=arr.aval.weak_type, device=device)
 
-    return tree_map(put_one, x)
+    return physical_map(put_one, x)
 
 
 def device_get(x):
@@ -396,7 +396,7 @@ def _collect_buffers(x, bufs):
     elif isinstance(x, Array):  # ShardedArray: its own buffers
         x.block_until_ready()
     elif x is not None and t not in _SCALAR_TYPES:
-        for leaf in _tree_leaves(x):  # custom nodes, namedtuples, dict subclasses; or a leaf
+        for leaf in _physical_leaves(x):  # custom nodes, namedtuples, dict subclasses, typed keys; or a leaf
             if type(leaf) is Array:
                 bufs.append(leaf._buf)
             elif isinstance(leaf, Array):
@@ -427,7 +427,7 @@ def block_until_ready(x):
         try:
             _buffers.block_until_ready_all(bufs)
         except RuntimeError:
-            for leaf in _tree_leaves(x):  # the named error of the deleted one
+            for leaf in _physical_leaves(x):  # the named error of the deleted one
                 if isinstance(leaf, Array):
                     leaf.block_until_ready()
             raise

@@ -20,8 +20,10 @@ from .interpreters.ad import UndefinedPrimal, Zero, tangent_aval
 from .interpreters.batching import vmap_flat
 from .interpreters.partial_eval import PartialEvalTrace
 from .interpreters.staging import check_leaks
+from .prng_keys import is_key_array
 from .trace import Tracer, current_trace, set_current_trace
-from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .tree_util import (logical_structure, physical_flatten, physical_map, physical_structure, tree_flatten,
+                        tree_leaves, tree_unflatten, typed_leaf_mask)
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian",
            "linear_transpose"]
@@ -55,8 +57,9 @@ def _flat_fun(fun, in_tree, has_aux=False):
             out, aux = out
             # aux leaves leave without their tangents (they are not differentiated)
             trace = current_trace()
-            store["aux"] = tree_map(lambda x: x.primal if type(x) is ad.JVPTracer and x._trace is trace else x, aux)
-        leaves_out, store["tree"] = tree_flatten(out)
+            store["aux"] = physical_map(lambda x: x.primal if type(x) is ad.JVPTracer and x._trace is trace else x,
+                                        aux)
+        leaves_out, store["tree"] = physical_flatten(out)  # a typed key's data (core/tree_util.py)
         return [_as_value(x, f"the output of {_fun_name(fun)}") for x in leaves_out]
     flat.__name__ = _fun_name(fun)
     return flat, store
@@ -66,14 +69,43 @@ def _float0_zeros(aval):
     return np.zeros(aval.shape, dtypes.float0)
 
 
-def _check_tangent(p, t, i):
-    """A user tangent for primal `p`: `Zero` for a float0 tangent, else an array of p's type."""
+# Typed PRNG keys are traced as their uint32 data (core/tree_util.py, "The physical view"), so
+# they are integer leaves here; but the user sees a key of shape S as one leaf, whose tangent or
+# cotangent is float0 of shape S, as in JAX, not of its data's shape S + (2,).
+
+def user_tangent_tree(treedef, values):
+    """(Co)tangents of the leaves of the physical tree `treedef`, in the structure the user sees."""
+    mask = typed_leaf_mask(treedef)
+    if not any(mask):
+        return tree_unflatten(treedef, values)
+    return tree_unflatten(logical_structure(treedef),
+                          [np.zeros(np.shape(v)[:-1], dtypes.float0) if m else v for v, m in zip(values, mask)])
+
+
+def _flatten_user_tree(tree, treedef, what, whose):
+    """A user's (co)tangent tree for the physical tree `treedef`: its leaves, and a mask of those
+    that stand for typed keys; a structure other than the one the user sees is a TypeError."""
+    leaves, user_tree = tree_flatten(tree)
+    expected = logical_structure(treedef)
+    if user_tree != expected:
+        raise TypeError(f"{what} must have {whose} structure {expected}, got {user_tree}.")
+    return leaves, typed_leaf_mask(treedef)
+
+
+def _check_tangent(p, t, i, key=False):
+    """A user tangent for primal `p`: `Zero` for a float0 tangent, else an array of p's type. For
+    the data of a typed key (`key`), float0 of the key's shape."""
     p_aval = p.aval
     expected = tangent_aval(p_aval)
     if isinstance(t, np.ndarray) and t.dtype == dtypes.float0:
-        if t.shape != p_aval.shape:
-            raise ValueError(f"jvp: the tangent of primal {i} has shape {t.shape}, the primal {p_aval.shape}.")
+        shape = p_aval.shape[:-1] if key else p_aval.shape
+        if t.shape != shape:
+            raise ValueError(f"jvp: the tangent of primal {i} has shape {t.shape}, the primal {shape}.")
         return Zero(expected)
+    if key:
+        raise TypeError(f"jvp: primal {i} is a PRNG key array (dtype key<fry>, shape {p_aval.shape[:-1]}), so its "
+                        "tangent must be a float0 array of that shape (np.zeros(shape, dtype=core.dtypes.float0)), "
+                        f"got {type(t).__name__}.")
     t = _as_value(t, "jvp tangents")
     if expected.dtype == dtypes.float0:
         raise TypeError(f"jvp: primal {i} has dtype {dtypes.short_name(p_aval.dtype)}, so its tangent must be "
@@ -108,17 +140,18 @@ def jvp(fun, primals, tangents, has_aux=False):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primal and tangent arguments must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
-    flat_p, tree_p = tree_flatten(tuple(primals))
+    flat_p, tree_p = physical_flatten(tuple(primals))
     flat_t, tree_t = tree_flatten(tuple(tangents))
-    if tree_p != tree_t:
-        raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure; got {tree_p} "
-                        f"and {tree_t}.")
+    if logical_structure(tree_p) != tree_t:
+        raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure; got "
+                        f"{logical_structure(tree_p)} and {tree_t}.")
     flat_p = [_as_value(p, "jvp primals") for p in flat_p]
-    flat_t = [_check_tangent(p, t, i) for i, (p, t) in enumerate(zip(flat_p, flat_t))]
+    flat_t = [_check_tangent(p, t, i, key) for i, (p, t, key) in
+              enumerate(zip(flat_p, flat_t, typed_leaf_mask(tree_p)))]
     flat, store = _flat_fun(fun, tree_p, has_aux)
     p_out, t_out = ad.jvp_flat(flat, flat_p, flat_t, instantiate=False)
     t_out = [_user_tangent(t, _aval(p)) for p, t in zip(p_out, t_out)]
-    out = (tree_unflatten(store["tree"], p_out), tree_unflatten(store["tree"], t_out))
+    out = (tree_unflatten(store["tree"], p_out), user_tangent_tree(store["tree"], t_out))
     return out + (store["aux"],) if has_aux else out
 
 
@@ -172,7 +205,7 @@ def linearize(fun, *primals):
         >>> f_jvp(2.0)   # 2 * cos(1.0)
         Array(1.0806046, dtype=float32, weak_type=True)
     """
-    flat_p, in_tree = tree_flatten(primals)
+    flat_p, in_tree = physical_flatten(primals)
     flat_p = [_as_value(p, "linearize primals") for p in flat_p]
     flat, store = _flat_fun(fun, in_tree)
     p_out, linear, in_mask, out_mask = linearize_flat(flat, flat_p, _fun_name(fun))
@@ -180,16 +213,14 @@ def linearize(fun, *primals):
 
     @traceback_util.api_boundary
     def f_jvp(*tangents):
-        flat_t, tree_t = tree_flatten(tangents)
-        if tree_t != in_tree:
-            raise TypeError(f"linearized function of {_fun_name(fun)}: tangents must have the primals' "
-                            f"structure {in_tree}, got {tree_t}.")
-        ts = [_check_tangent(p, t, i) for i, (p, t) in enumerate(zip(flat_p, flat_t))]
+        flat_t, keys = _flatten_user_tree(tangents, in_tree,
+                                          f"linearized function of {_fun_name(fun)}: tangents", "the primals'")
+        ts = [_check_tangent(p, t, i, key) for i, (p, t, key) in enumerate(zip(flat_p, flat_t, keys))]
         ins = [ad.instantiate_zeros(t) for t, m in zip(ts, in_mask) if m]
         from .interpreters.evaluation import eval_jaxpr
         lin = iter(eval_jaxpr(linear.jaxpr, linear.consts, *ins))
         outs = [next(lin) if m else _float0_zeros(_aval(p)) for p, m in zip(p_out, out_mask)]
-        return tree_unflatten(out_tree, outs)
+        return user_tangent_tree(out_tree, outs)
 
     return tree_unflatten(out_tree, p_out), f_jvp
 
@@ -221,7 +252,7 @@ def vjp(fun, *primals, has_aux=False):
 
 def _vjp(fun, primals, has_aux, purpose):
     name = _fun_name(fun)
-    flat_p, in_tree = tree_flatten(primals)
+    flat_p, in_tree = physical_flatten(primals)
     flat_p = [_as_value(p, "vjp primals") for p in flat_p]
     flat, store = _flat_fun(fun, in_tree, has_aux)
     p_out, pullback = _vjp_flat(flat, flat_p, name, purpose)
@@ -230,13 +261,10 @@ def _vjp(fun, primals, has_aux, purpose):
 
     @traceback_util.api_boundary
     def f_vjp(ct):
-        flat_ct, ct_tree = tree_flatten(ct)
-        if ct_tree != out_tree:
-            raise TypeError(f"vjp of {name}: the cotangent must have the output's structure {out_tree}, "
-                            f"got {ct_tree}.")
+        flat_ct, keys = _flatten_user_tree(ct, out_tree, f"vjp of {name}: the cotangent", "the output's")
         cts = []
-        for i, (c, a) in enumerate(zip(flat_ct, out_avals)):
-            if isinstance(c, np.ndarray) and c.dtype == dtypes.float0:
+        for i, (c, a, key) in enumerate(zip(flat_ct, out_avals, keys)):
+            if key or isinstance(c, np.ndarray) and c.dtype == dtypes.float0:  # a key's: float0, not used
                 cts.append(Zero(tangent_aval(a)))
                 continue
             c = _as_value(c, f"vjp of {name}: cotangent")
@@ -244,7 +272,7 @@ def _vjp(fun, primals, has_aux, purpose):
                 raise ValueError(f"vjp of {name}: cotangent {i} has type {c.aval.str_short()} but the "
                                  f"output it pulls back has type {a.str_short()}.")
             cts.append(c)
-        return tree_unflatten(in_tree, pullback(cts))
+        return user_tangent_tree(in_tree, pullback(cts))
 
     out = tree_unflatten(out_tree, p_out)
     return (out, f_vjp, store["aux"]) if has_aux else (out, f_vjp)
@@ -325,7 +353,13 @@ def _partial(fun, args, kwargs, nums):
 
 
 def _check_input_dtypes(dyn, fname, allow_int, holomorphic, what):
-    for leaf in tree_flatten(dyn)[0]:
+    for leaf in tree_leaves(dyn):
+        if is_key_array(leaf):  # keys are integer data: differentiable as allow_int allows integers
+            if not allow_int or holomorphic:
+                raise TypeError(f"{what} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+                                f"of np.inexact), but got {leaf.dtype}. If you want to use Boolean- or "
+                                "integer-valued inputs, use vjp or set allow_int to True.")
+            continue
         dt = _aval(_as_value(leaf, f"{what} of {fname}")).dtype
         if holomorphic:
             if not dtypes.is_complex(dt):
@@ -463,9 +497,9 @@ def _jacobian_setup(fun, argnums, args, kwargs, has_aux, holomorphic, allow_int,
     _check_input_dtypes(dyn, fname, allow_int, holomorphic, what)
     f = _partial(fun, args, kwargs, nums)
     f1 = (lambda x: f(x)) if isinstance(argnums, int) else (lambda x: f(*x))
-    flat_in, in_tree = tree_flatten(dyn)
+    flat_in, in_tree = physical_flatten(dyn)
     flat_in = [_as_value(x, f"{what} of {fname}") for x in flat_in]
-    flat, store = _flat_fun(f1, tree_structure((dyn,)), has_aux)
+    flat, store = _flat_fun(f1, physical_structure((dyn,)), has_aux)
     return flat, store, flat_in, in_tree
 
 

@@ -13,7 +13,8 @@ from . import traceback_util
 from .array import Array, to_array
 from .interpreters.batching import vmap_flat
 from .trace import Tracer
-from .tree_util import tree_flatten, tree_structure, tree_unflatten, keystr, tree_flatten_with_path
+from .tree_util import (is_typed_leaf, keystr, physical_flatten, tree_flatten, tree_flatten_with_path, tree_leaves,
+                        tree_structure, tree_unflatten)
 
 __all__ = ["vmap"]
 
@@ -46,22 +47,28 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
             raise ValueError(
                 f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
                 f"arguments passed to the function, but got len(in_axes)={len(in_axes)}, len(args)={len(args)}.")
-        leaves, in_tree = tree_flatten((args, kwargs))
+        # Axes are checked and made non-negative on the leaves the user sees, so that a typed key
+        # of shape S (one leaf) is mapped along an axis of S; its traced data, S + (2,), has the
+        # same non-negative axes (core/tree_util.py, "The physical view").
+        leaves, in_tree = physical_flatten((args, kwargs))
         axes = _flat_in_axes(in_axes, args, kwargs)
         leaves = [_as_operand(x, name) for x in leaves]
-        axes = [_normalize_axis(ax, x, i, in_tree, fun) for i, (ax, x) in enumerate(zip(axes, leaves))]
+        axes = [_normalize_axis(ax, x, i, in_tree, fun) for i, (ax, x) in
+                enumerate(zip(axes, _logical_leaves((args, kwargs), leaves)))]
         size = _mapped_size(leaves, axes, in_tree, axis_size, fun)
         store = {}
 
         def flat_fun(*flat):
             a, k = tree_unflatten(in_tree, flat)
             out = fun(*a, **k)
-            out_leaves, store["tree"] = tree_flatten(out)
+            store["ranks"] = [x.ndim if is_typed_leaf(x) else None for x in tree_leaves(out)]
+            out_leaves, store["tree"] = physical_flatten(out)
             return [_as_operand(x, name, output=True) for x in out_leaves]
 
         def flat_out_axes(n_out):  # the output tree is known once the function has run
             skeleton = tree_unflatten(store["tree"], [object()] * n_out)
-            return _broadcast_prefix(out_axes, skeleton, "out_axes", name)
+            axes = _broadcast_prefix(out_axes, skeleton, "out_axes", name)
+            return [_typed_out_axis(ax, r, i, name) for i, (ax, r) in enumerate(zip(axes, store["ranks"]))]
 
         outs = vmap_flat(flat_fun, leaves, axes, flat_out_axes, size, axis_name, name)
         return tree_unflatten(store["tree"], outs)
@@ -100,6 +107,23 @@ def _flat_in_axes(in_axes, args, kwargs):
     else:
         flat = [in_axes] * args_tree.num_leaves
     return flat + [0] * tree_structure(kwargs).num_leaves
+
+
+def _logical_leaves(tree, operands):
+    """The leaves of `tree` as the user sees them: a typed key where there is one, else the
+    operand (Array or tracer) in `operands`, the leaves of tree's physical view, in order."""
+    return [x if is_typed_leaf(x) else op for x, op in zip(tree_leaves(tree), operands, strict=True)]
+
+
+def _typed_out_axis(ax, rank, i, fun_name, transform="vmap"):
+    """Output `i`'s axis `ax` (from out_axes) as an axis of the traced data: for a typed key whose
+    keys have rank `rank` per example, `ax` counts its key axes (rank + 1 with the mapped one)."""
+    if ax is None or rank is None:
+        return ax
+    if not -(rank + 1) <= ax < rank + 1:
+        raise ValueError(f"{transform} of {fun_name}: out_axes={ax} is out of range for output {i}, a PRNG key array "
+                         f"of rank {rank} per example (the mapped axis makes it {rank + 1}).")
+    return int(ax) % (rank + 1)
 
 
 def _as_operand(x, fun_name, output=False):

@@ -19,12 +19,13 @@ import numpy as np
 
 from . import dtypes, traceback_util
 from .array import Array, to_array
+from .autodiff import user_tangent_tree
 from .interpreters import ad, batching, lowering
 from .interpreters.evaluation import eval_jaxpr
 from .interpreters.staging import trace_to_jaxpr
 from .ir import consts_as_args
 from .trace import EvalTrace, Primitive, Tracer, current_trace
-from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .tree_util import logical_structure, physical_flatten, tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["custom_jvp", "custom_vjp", "closure_convert"]
 
@@ -75,7 +76,7 @@ def _trace_body(fun, nondiff, diff_flat, in_tree, n_args, what):
 
     def flat(*leaves):
         out = fun(*_merge_nondiff(nondiff, tree_unflatten(in_tree, leaves), n_args))
-        out_leaves, store["tree"] = tree_flatten(out)
+        out_leaves, store["tree"] = physical_flatten(out)  # a typed key's data (core/tree_util.py)
         return [_as_operand(x, f"the output of {_name(fun)}") for x in out_leaves]
 
     closed = trace_to_jaxpr(flat, [_aval(x) for x in diff_flat], fun_name=_name(fun), purpose=what)
@@ -122,7 +123,7 @@ class _CustomDerivative:
         if type(current_trace()) is EvalTrace:
             return self.fun(*args)
         nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-        diff_flat, in_tree = tree_flatten(diff)
+        diff_flat, in_tree = physical_flatten(diff)
         diff_flat = [_as_operand(x, _name(self.fun)) for x in diff_flat]
         program, consts, out_tree = _trace_body(self.fun, nondiff, diff_flat, in_tree, len(args), what)
         params = rule_params(nondiff, in_tree, out_tree, len(args), [_aval(x) for x in diff_flat])
@@ -176,7 +177,8 @@ class custom_jvp(_CustomDerivative):
                 c = fn(t, ans, *primals)
                 total = c if total is None else tree_map(lambda a, b: a + b, total, c)
             if total is None:
-                total = tree_map(lambda a: _tangent_zeros(_aval(a)), ans)
+                leaves, tree = physical_flatten(ans)
+                total = user_tangent_tree(tree, [_tangent_zeros(_aval(a)) for a in leaves])
             return ans, total
         self.jvp = jvp
         return jvp
@@ -201,7 +203,7 @@ class _JvpRule:
         f = self.f
         name = _name(f.fun)
         p_args = _merge_nondiff(self.nondiff, tree_unflatten(self.in_tree, primals), self.n_args)
-        t_args = _merge_nondiff(self.nondiff, tree_unflatten(self.in_tree, tangents), self.n_args)
+        t_args = _merge_nondiff(self.nondiff, user_tangent_tree(self.in_tree, tangents), self.n_args)
         diff_p = tuple(a for i, a in enumerate(p_args) if i not in self.nondiff)
         diff_t = tuple(a for i, a in enumerate(t_args) if i not in self.nondiff)
         nondiff_vals = [self.nondiff[i] for i in f.nondiff_argnums]
@@ -210,11 +212,12 @@ class _JvpRule:
             raise TypeError(f"Custom JVP rule of {name} must return a pair (primal_out, tangent_out), got "
                             f"{type(out).__name__}.")
         p_out, t_out = out
-        p_flat, p_tree = tree_flatten(p_out)
-        t_flat, t_tree = tree_flatten(t_out)
+        p_flat, p_tree = physical_flatten(p_out)
+        t_flat, t_tree = tree_flatten(t_out)  # a typed key's tangent is one float0 leaf
         if p_tree != self.out_tree:
             raise TypeError(f"Custom JVP rule of {name} must produce primal outputs with the same structure as "
                             f"{name} itself: expected {self.out_tree}, got {p_tree}.")
+        p_tree = logical_structure(p_tree)
         if t_tree != p_tree:
             raise TypeError(f"Custom JVP rule of {name} must produce primal and tangent outputs with equal "
                             f"container (pytree) structures, but got {p_tree} and {t_tree}.")
@@ -398,17 +401,17 @@ class _VjpRule:
             raise TypeError(f"Custom VJP fwd rule of {name} must return a pair (output, residuals), got "
                             f"{type(out).__name__}.")
         p_out, res = out
-        p_flat, p_tree = tree_flatten(p_out)
+        p_flat, p_tree = physical_flatten(p_out)
         if p_tree != self.out_tree:
             raise TypeError(f"Custom VJP fwd rule of {name} must produce outputs with the same container (pytree) "
                             f"structure as {name} itself: expected {self.out_tree}, got {p_tree}.")
-        res_flat, self.res_tree = tree_flatten(res)
+        res_flat, self.res_tree = physical_flatten(res)
         return p_flat, [_as_operand(r, f"the residuals of {name}'s fwd rule") for r in res_flat]
 
     def bwd(self, res_flat, cts_flat):
         name = _name(self.f.fun)
         res = tree_unflatten(self.res_tree, res_flat)
-        ct = tree_unflatten(self.out_tree, cts_flat)
+        ct = user_tangent_tree(self.out_tree, cts_flat)
         out = self.f.bwd(*self.nondiff_values(), res, ct)
         n_diff = self.n_args - len(self.nondiff)
         if not isinstance(out, (tuple, list)) or len(out) != n_diff:
@@ -586,13 +589,13 @@ def closure_convert(fun, *example_args):
         >>> f(2.0, *consts)
         Array([6., 8.], dtype=float32)
     """
-    flat, in_tree = tree_flatten(example_args)
+    flat, in_tree = physical_flatten(example_args)
     flat = [_as_operand(x, _name(fun)) for x in flat]
     store = {}
 
     def flat_fun(*leaves):
         out = fun(*tree_unflatten(in_tree, leaves))
-        out_leaves, store["tree"] = tree_flatten(out)
+        out_leaves, store["tree"] = physical_flatten(out)
         return [_as_operand(x, _name(fun)) for x in out_leaves]
 
     closed = trace_to_jaxpr(flat_fun, [_aval(x) for x in flat], fun_name=_name(fun), purpose="closure_convert")
@@ -606,7 +609,7 @@ def closure_convert(fun, *example_args):
             raise TypeError(f"{_name(fun)} (closure-converted) takes its arguments followed by {len(hoisted)} "
                             f"hoisted constants, got {len(args)} values.")
         user_args, consts = args[:len(args) - len(hoisted)], args[len(args) - len(hoisted):]
-        leaves, tree = tree_flatten(user_args)
+        leaves, tree = physical_flatten(user_args)
         if tree != in_tree or len(leaves) != n_in:
             raise TypeError(f"{_name(fun)} (closure-converted) was traced for arguments {in_tree}, got {tree}.")
         c_it, k_it = iter(consts), iter(kept)

@@ -38,7 +38,7 @@ from .runtime import replicated as _replicated
 from .sharded import ShardedArray
 from .trace import EvalTrace, Primitive, Tracer, set_current_trace
 from .trace import _state as _trace_state
-from .tree_util import tree_flatten, tree_unflatten
+from .tree_util import physical_flatten, tree_flatten, tree_unflatten, typed_leaf_mask
 from . import batching_api as _axes
 from .api import _static_key
 
@@ -368,7 +368,7 @@ class _PmapFunction:
         # Fast path: eager, a signature seen before, every leaf an array: straight to the executable
         fast = self._fast
         if fast is not None and _trace_state.trace.__class__ is EvalTrace and not batching.bound_axis_names():
-            leaves, in_tree = tree_flatten((args, kwargs))
+            leaves, in_tree = physical_flatten((args, kwargs))
             try:
                 entry = fast.get((in_tree, config._trace_key, *map(_fast_signature, leaves)))
             except AttributeError:  # a leaf that is not an array
@@ -400,11 +400,14 @@ class _PmapFunction:
                 raise ValueError(f"pmap in_axes must be an int, None, or a tuple of entries corresponding to the "
                                  f"positional arguments passed to the function, but got len(in_axes)="
                                  f"{len(self.in_axes)}, len(args)={n_args}.")
-        leaves, in_tree = tree_flatten((tuple(dyn_args), kwargs))
+        # a typed key (one leaf of shape S) is traced as its data, S + (2,): axes are checked and made
+        # non-negative on the leaves the user sees (as vmap's, core/batching_api.py)
+        leaves, in_tree = physical_flatten((tuple(dyn_args), kwargs))
         axes = _axes._flat_in_axes(in_axes, tuple(dyn_args), kwargs)
         raw = leaves
         leaves = [x if isinstance(x, (Array, Tracer)) else _axes._as_operand(x, self.fun_name) for x in leaves]
-        axes = [_axes._normalize_axis(ax, x, i, in_tree, self.fun, "pmap") for i, (ax, x) in enumerate(zip(axes, leaves))]
+        axes = [_axes._normalize_axis(ax, x, i, in_tree, self.fun, "pmap") for i, (ax, x) in
+                enumerate(zip(axes, _axes._logical_leaves((tuple(dyn_args), kwargs), leaves)))]
         size = self._mapped_size(leaves, axes, in_tree)
         devices = self._devices_for(size, leaves, axes, in_tree)
         leaves = [x if ax in (0, None) else _moveaxis_to_front(x, ax) for x, ax in zip(leaves, axes)]
@@ -484,7 +487,7 @@ class _PmapFunction:
             it = iter(d_args)
             full = [static_pos[i] if i in static_pos else next(it) for i in range(n_args)]
             out = self.fun(*full, **d_kwargs)
-            out_leaves, store["tree"] = tree_flatten(out)
+            out_leaves, store["tree"] = physical_flatten(out)
             return [_axes._as_operand(x, self.fun_name, output=True) for x in out_leaves]
 
         with batching.binding_axis(batching.AxisData(self.axis_name, len(devices))):
@@ -492,6 +495,8 @@ class _PmapFunction:
         program, consts = consts_as_args(closed)
         skeleton = tree_unflatten(store["tree"], [object()] * len(closed.out_avals))
         out_axes = _axes._broadcast_prefix(self.out_axes, skeleton, "out_axes", self.fun_name, "pmap")
+        out_axes = [_axes._typed_out_axis(ax, a.ndim - 1 if key else None, i, self.fun_name, "pmap")
+                    for i, (ax, a, key) in enumerate(zip(out_axes, closed.out_avals, typed_leaf_mask(store["tree"])))]
         out_axes = [None if ax is None else int(ax) % (a.ndim + 1)
                     for ax, a in zip(out_axes, closed.out_avals)]
         return program, consts, store["tree"], tuple(out_axes)

@@ -2,15 +2,15 @@
 
 A `KeyArray` of shape `S` is a thin wrapper over its key data, a uint32 array of shape `S + (2,)`
 (the threefry2x32 words of each key); its dtype is `KEY_DTYPE`, printed `key<fry>`, with
-`jnp.issubdtype(k.dtype, dtypes.prng_key)` true. The wrapper is a pytree node whose one child is
-the data, so every transformation that takes pytrees (jit arguments and results, vmap, scan
-carries and xs, cond operands, pmap, grad's non-differentiated arguments) carries typed keys with
-no change to tracing: inside a trace the wrapper holds a tracer of the data. See docs/design.md
-"Typed PRNG keys" for why, and for the one visible difference from JAX (tree_util sees the data).
+`jnp.issubdtype(k.dtype, dtypes.prng_key)` true. To tree_util it is ONE leaf, as in JAX, and it
+is a `core.Array`; transformations (jit, vmap, scan, cond, pmap, grad, ...) flatten with
+tree_util's physical view, where it is a node over its data, so they trace the data and the
+function inside sees a KeyArray wrapping a tracer. See docs/design.md "Typed PRNG keys".
 
 Shape operations act on the key axes and keep the trailing data axis: indexing, `reshape`,
-`ravel`, `squeeze`, `swapaxes`/`transpose`, `concatenate`/`stack` (also through `jnp.*`), equality.
-Arithmetic, ordering and conversion to NumPy raise a TypeError naming `random.key_data`.
+`ravel`, `squeeze`, `swapaxes`/`transpose`, `concatenate`/`stack`, and (through `on_key_data`) the
+jnp / lax shape and selection functions. Arithmetic, ordering and conversion to NumPy raise a
+TypeError naming `random.key_data`.
 
 Example:
     >>> k = random.key(0)
@@ -24,9 +24,10 @@ import numpy as np
 from . import dtypes
 from . import lax
 from .lax._base import aval_of
-from .tree_util import register_pytree_node
+from .basearray import Array as _AbstractArray
+from .tree_util import register_physical_node
 
-__all__ = ["KeyArray", "KeyDType", "KEY_DTYPE", "is_key_array", "concatenate_keys", "stack_keys"]
+__all__ = ["KeyArray", "KeyDType", "KEY_DTYPE", "is_key_array", "concatenate_keys", "stack_keys", "on_key_data"]
 
 
 class KeyDType:
@@ -131,6 +132,14 @@ class KeyArray:
 
     flatten = ravel
 
+    def copy(self):
+        from .numpy import copy
+        return KeyArray(copy(self._base))
+
+    def take(self, indices, axis=None, **kwargs):
+        from .numpy import take
+        return take(self, indices, axis=axis, **kwargs)
+
     def squeeze(self, axis=None):
         shape = self.shape
         axes = range(len(shape)) if axis is None else [a % len(shape) for a in np.atleast_1d(axis)]
@@ -183,12 +192,60 @@ class KeyArray:
     del _op
 
 
-register_pytree_node(KeyArray, lambda k: ((k._base,), None), lambda _, children: KeyArray(children[0]))
+# One leaf for tree_util, as in JAX; transformations trace its data (tree_util's physical view).
+register_physical_node(KeyArray, operator.attrgetter("_base"), KeyArray)
+# `isinstance(k, core.Array)` holds for keys, traced ones included (a KeyArray wraps a tracer there).
+_AbstractArray.register(KeyArray)
 
 
 def is_key_array(x):
     """Whether `x` is a typed PRNG key array (`random.key`), not a raw uint32[..., 2] key."""
     return isinstance(x, KeyArray)
+
+
+def _typed_key_class():  # for core.lax, which prng_keys imports: lax.select_n / dynamic_slice take keys
+    from .lax import _base
+    _base.register_key_array_type(KeyArray)
+
+
+_typed_key_class()
+
+
+def on_key_data(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)` for a shape or indexing function `fn` of core.numpy or core.lax, given
+    typed key arrays among its positional `args`: `fn` is vmapped over the keys' data axis, so it
+    sees arrays of the keys' shape S (one uint32 word of each key) and every axis, shape and index
+    argument means what it means for keys of shape S, as in JAX; its array results (S' + the data
+    axis) come back as key arrays. The caller checks first (`check_all_keys`) that the operands
+    `fn` takes values from are all keys or none.
+
+    Example:
+        >>> from core import numpy as jnp
+        >>> ks = random.split(random.key(0), 6).reshape(2, 3)
+        >>> on_key_data(jnp.moveaxis, ks, 0, -1).shape
+        (3, 2)
+    """
+    from .batching_api import vmap
+    from .tree_util import tree_map
+    keyed = [isinstance(a, KeyArray) for a in args]
+
+    def per_word(*words):
+        it = iter(words)
+        return fn(*[next(it) if k else a for a, k in zip(args, keyed)], **kwargs)
+
+    out = vmap(per_word, in_axes=-1, out_axes=-1)(*[a._base for a, k in zip(args, keyed) if k])
+    return tree_map(KeyArray, out)
+
+
+def check_all_keys(name, values):
+    """`values` (the value operands of `name`) are all typed key arrays, or none of them is."""
+    keyed = [isinstance(v, KeyArray) for v in values]
+    if any(keyed) and not all(keyed):
+        kinds = ", ".join(f"{v.dtype}{list(v.shape)}" if hasattr(v, "dtype") and hasattr(v, "shape")
+                          else type(v).__name__ for v in values)
+        raise TypeError(f"{name}: cannot mix PRNG key arrays with other values (got {kinds}); wrap raw "
+                        "uint32[..., 2] keys with random.wrap_key_data, or take random.key_data of the keys.")
+    return any(keyed)
 
 
 def _key_axis(name, keys, axis, extra=0):

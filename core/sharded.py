@@ -14,7 +14,7 @@ from .avals import ShapedArray
 from .runtime import client as _client
 from .runtime import buffers as _buffers
 from .runtime import replicated as _replicated
-from .tree_util import tree_flatten, tree_map, tree_unflatten
+from .tree_util import physical_flatten, physical_map, tree_map, tree_unflatten
 
 __all__ = ["ShardedArray", "device_put_sharded", "device_put_replicated", "replicate", "unreplicate"]
 
@@ -152,7 +152,7 @@ def device_put_sharded(shards, devices):
         n = len(shards) if isinstance(shards, (list, tuple)) else type(shards).__name__
         raise ValueError(f"device_put_sharded takes a list with one shard per device: got {n} shards for "
                          f"{len(devices)} devices.")
-    flat = [tree_flatten(s) for s in shards]
+    flat = [physical_flatten(s) for s in shards]  # a typed key: its data (core/tree_util.py)
     tree = flat[0][1]
     for i, (_, t) in enumerate(flat):
         if t != tree:
@@ -180,7 +180,7 @@ def device_put_replicated(x, devices):
     def put_one(leaf):
         v = _host_value(leaf, "device_put_replicated")
         return _sharded_from_values([v] * len(devices), _weak(leaf), devices, devices)
-    return tree_map(put_one, x)
+    return physical_map(put_one, x)
 
 
 def replicate(tree, devices=None):

@@ -16,6 +16,9 @@ Functions over several trees (:func:`tree_map`, :meth:`PyTreeDef.flatten_up_to`)
 require every extra tree to have the first tree's structure down to the first
 tree's leaves, and raise ``ValueError`` naming the first mismatching path and
 both structures otherwise. Custom aux data must be hashable and comparable.
+Typed leaves (:func:`register_physical_node`: typed PRNG key arrays) are
+leaves to all of these functions; transformations flatten with the
+``physical_*`` functions, which see such a leaf as a node over its data.
 This module depends only on the standard library.
 """
 
@@ -165,14 +168,21 @@ class _Handler:
 _registry: dict[type, _Handler] = {}
 # Dispatch cache on exact type: a _Handler for nodes, None for leaf types.
 _dispatch: dict[type, _Handler | None] = {}
+# Typed leaves (see `register_physical_node`): one leaf in every public function, a node over their
+# data in the physical_* functions that transformations use. `_physical_dispatch` is `_dispatch`
+# with these types as nodes.
+_typed_leaves: dict[type, _Handler] = {}
+_physical_dispatch: dict[type, _Handler | None] = {}
 
 
-def _lookup(t: type) -> _Handler | None:
-    """Slow path of the type dispatch; caches its answer in ``_dispatch``."""
+def _lookup(t: type, dispatch: dict = _dispatch) -> _Handler | None:
+    """Slow path of the type dispatch; caches its answer in ``dispatch``."""
     h = _registry.get(t)
+    if h is None and dispatch is _physical_dispatch:
+        h = _typed_leaves.get(t)
     if h is None and issubclass(t, tuple) and hasattr(t, "_fields"):
         h = _namedtuple_handler(t)
-    _dispatch[t] = h
+    dispatch[t] = h
     return h
 
 
@@ -183,15 +193,22 @@ def _handler_for(t: type) -> _Handler | None:
     return h
 
 
+def _node_handler(t: type) -> _Handler:
+    """The handler that rebuilds a node of type ``t`` found in a treedef (typed leaves included)."""
+    h = _handler_for(t)
+    return h if h is not None else _typed_leaves[t]
+
+
 def _register(nodetype: type, handler: _Handler) -> None:
     if not isinstance(nodetype, type):
         raise TypeError(f"Pytree node type must be a class, got {nodetype!r}.")
-    if nodetype in _registry:
+    if nodetype in _registry or nodetype in _typed_leaves:
         raise ValueError(
             f"Duplicate custom PyTreeDef type registration for {nodetype!r}."
         )
     _registry[nodetype] = handler
     _dispatch[nodetype] = handler
+    _physical_dispatch[nodetype] = handler
     if fast_registry is not None and handler.kind == "custom":   # tuple, list, dict, None are built in
         fast_registry.register_node(nodetype, handler.flatten, handler.unflatten)
 
@@ -446,51 +463,51 @@ _install_builtins()
 # ---------------------------------------------------------------------------
 
 
-def _flatten(x, leaves, is_leaf):
+def _flatten(x, leaves, is_leaf, dispatch):
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return _LEAF
     t = type(x)
     if t is tuple or t is list:
-        return (t, None, tuple([_flatten(c, leaves, is_leaf) for c in x]))
+        return (t, None, tuple([_flatten(c, leaves, is_leaf, dispatch) for c in x]))
     if t is dict:
         keys = _sorted_keys(x)
-        return (dict, keys, tuple([_flatten(x[k], leaves, is_leaf) for k in keys]))
+        return (dict, keys, tuple([_flatten(x[k], leaves, is_leaf, dispatch) for k in keys]))
     if x is None:
         return (_NoneType, None, ())
-    h = _dispatch.get(t, _MISSING)
+    h = dispatch.get(t, _MISSING)
     if h is _MISSING:
-        h = _lookup(t)
+        h = _lookup(t, dispatch)
     if h is None:
         leaves.append(x)
         return _LEAF
     children, aux = h.flatten(x)
-    return (t, aux, tuple([_flatten(c, leaves, is_leaf) for c in children]))
+    return (t, aux, tuple([_flatten(c, leaves, is_leaf, dispatch) for c in children]))
 
 
-def _leaves(x, leaves, is_leaf):
+def _leaves(x, leaves, is_leaf, dispatch):
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return
     t = type(x)
     if t is tuple or t is list:
         for c in x:
-            _leaves(c, leaves, is_leaf)
+            _leaves(c, leaves, is_leaf, dispatch)
         return
     if t is dict:
         for k in _sorted_keys(x):
-            _leaves(x[k], leaves, is_leaf)
+            _leaves(x[k], leaves, is_leaf, dispatch)
         return
     if x is None:
         return
-    h = _dispatch.get(t, _MISSING)
+    h = dispatch.get(t, _MISSING)
     if h is _MISSING:
-        h = _lookup(t)
+        h = _lookup(t, dispatch)
     if h is None:
         leaves.append(x)
         return
     for c in h.flatten(x)[0]:
-        _leaves(c, leaves, is_leaf)
+        _leaves(c, leaves, is_leaf, dispatch)
 
 
 def _unflatten(node, it):
@@ -505,20 +522,26 @@ def _unflatten(node, it):
         return dict(zip(aux, [_unflatten(c, it) for c in children]))
     if t is _NoneType:
         return None
-    return _handler_for(t).unflatten(aux, tuple([_unflatten(c, it) for c in children]))
+    return _node_handler(t).unflatten(aux, tuple([_unflatten(c, it) for c in children]))
 
 
-def _flatten_with_path(x, path, out, is_leaf):
+def _flatten_with_path(x, path, out, is_leaf, dispatch):
     if is_leaf is not None and is_leaf(x):
         out.append((path, x))
         return _LEAF
     t = type(x)
-    h = _handler_for(t)
+    h = dispatch.get(t, _MISSING)
+    if h is _MISSING:
+        h = _lookup(t, dispatch)
     if h is None:
         out.append((path, x))
         return _LEAF
+    if h.kind == "typed_leaf":  # its data has the path of the leaf it stands for
+        children, aux = h.flatten(x)
+        out.append((path, children[0]))
+        return (t, aux, (_LEAF,))
     pairs, aux = h.flatten_with_keys(x)
-    return (t, aux, tuple([_flatten_with_path(c, path + (k,), out, is_leaf) for k, c in pairs]))
+    return (t, aux, tuple([_flatten_with_path(c, path + (k,), out, is_leaf, dispatch) for k, c in pairs]))
 
 
 def _count(node):
@@ -606,7 +629,7 @@ def _up_to(node, x, out):
     elif t is _NoneType:
         return
     else:
-        h = _handler_for(t)
+        h = _node_handler(t)
         xs, xaux = h.flatten(x)
         xs = list(xs)
         if h.kind == "namedtuple":
@@ -631,7 +654,7 @@ def _up_to(node, x, out):
 
 def _child_key(t, x, i):
     """Key of the i-th child of node ``x`` (only used on error paths)."""
-    h = _handler_for(t)
+    h = _node_handler(t)
     try:
         return list(h.flatten_with_keys(x)[0])[i][0]
     except Exception:  # pragma: no cover - defensive
@@ -799,7 +822,7 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
     ``([2, 1], PyTreeDef({'a': (*, None), 'b': *}))``.
     """
     leaves: list[Any] = []
-    node = _flatten(tree, leaves, is_leaf)
+    node = _flatten(tree, leaves, is_leaf, _dispatch)
     return leaves, PyTreeDef(node, len(leaves))
 
 
@@ -819,7 +842,7 @@ def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list
     Example: ``tree_leaves([1, {'y': 3, 'x': 2}, None]) == [1, 2, 3]``.
     """
     leaves: list[Any] = []
-    _leaves(tree, leaves, is_leaf)
+    _leaves(tree, leaves, is_leaf, _dispatch)
     return leaves
 
 
@@ -981,7 +1004,7 @@ def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = No
     ``[((DictKey(key='a'), SequenceKey(idx=0)), 5)]``.
     """
     out: list[tuple[tuple, Any]] = []
-    node = _flatten_with_path(tree, (), out, is_leaf)
+    node = _flatten_with_path(tree, (), out, is_leaf, _dispatch)
     return out, PyTreeDef(node, len(out))
 
 
@@ -1007,6 +1030,149 @@ def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
     return treedef.unflatten(
         [f(p, x, *ys) for (p, x), ys in zip(pairs, zip(*others))]
     )
+
+
+# ---------------------------------------------------------------------------
+# The physical view, for transformations: typed leaves as nodes over their data
+#
+# A typed key array (core/prng_keys.py) is ONE leaf of shape S to every function above, as
+# in JAX, but the tracing machinery knows only arrays of numbers: it traces the key's uint32
+# data of shape S + (2,). Transformations (jit, vmap, grad, scan, cond, while, pmap, custom
+# derivatives, checkpoint, device_put, ...) therefore flatten their arguments and results with
+# the physical_* functions below, which see a typed leaf as a node whose one child is its data:
+# the traced program gets the data, and unflattening the physical treedef rewraps it, so the
+# user's function inside sees a typed leaf again (wrapping a tracer). Each typed leaf has exactly
+# one data leaf, so a tree's logical and physical leaves correspond one to one, in order.
+# ---------------------------------------------------------------------------
+
+
+def register_physical_node(leaftype: type, data_of: Callable[[Any], Any],
+                           wrap: Callable[[Any], Any]) -> None:
+    """Register ``leaftype`` as a typed leaf: a leaf for every public function, and for the
+    physical_* functions a node whose one child is ``data_of(x)`` (an array), rebuilt by
+    ``wrap(data)``. jaxlib's registry (``fast_registry``, used by jit's fast path, a
+    transformation) gets the physical view.
+    Example: ``register_physical_node(Key, lambda k: k.data, Key)``; then
+    ``tree_leaves(Key(a)) == [Key(a)]`` and ``physical_leaves(Key(a)) == [a]``.
+    """
+    if not isinstance(leaftype, type):
+        raise TypeError(f"register_physical_node: the leaf type must be a class, got {leaftype!r}.")
+    if leaftype in _registry or leaftype in _typed_leaves:
+        raise ValueError(f"Duplicate pytree registration for {leaftype!r}.")
+
+    def flatten(x):
+        return (data_of(x),), None
+
+    def unflatten(aux, children):
+        return wrap(children[0])
+
+    handler = _Handler(leaftype, "typed_leaf", flatten, unflatten,
+                       lambda x: ([(FlattenedIndexKey(0), data_of(x))], None))
+    _typed_leaves[leaftype] = handler
+    _physical_dispatch[leaftype] = handler
+    _dispatch[leaftype] = None
+    if fast_registry is not None:
+        fast_registry.register_node(leaftype, flatten, unflatten)
+
+
+def is_typed_leaf(x: Any) -> bool:
+    """Whether ``x`` is a typed leaf (a typed PRNG key array): a leaf whose physical view is its data.
+
+    Example: ``is_typed_leaf(1) is False``.
+    """
+    return type(x) in _typed_leaves
+
+
+def physical_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
+    """:func:`tree_flatten` with each typed leaf replaced by its data; unflattening the treedef
+    rewraps the data (see the section comment above).
+
+    Example: ``physical_flatten([1, (2,)]) == tree_flatten([1, (2,)])`` (no typed leaves).
+    """
+    leaves: list[Any] = []
+    node = _flatten(tree, leaves, is_leaf, _physical_dispatch)
+    return leaves, PyTreeDef(node, len(leaves))
+
+
+def physical_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    """:func:`tree_leaves` with each typed leaf replaced by its data.
+
+    Example: ``physical_leaves({'a': 1, 'b': None}) == [1]``.
+    """
+    leaves: list[Any] = []
+    _leaves(tree, leaves, is_leaf, _physical_dispatch)
+    return leaves
+
+
+def physical_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    """The treedef of :func:`physical_flatten`.
+
+    Example: ``physical_structure((1, 2)).num_leaves == 2``.
+    """
+    return physical_flatten(tree, is_leaf)[1]
+
+
+def physical_map(f: Callable[..., Any], tree: Any, *rest: Any,
+                 is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """:func:`tree_map` over physical leaves: ``f`` sees a typed leaf's data and its result is
+    rewrapped.
+
+    Example: ``physical_map(lambda x: x + 1, [1, 2]) == [2, 3]``.
+    """
+    leaves, treedef = physical_flatten(tree, is_leaf)
+    if not rest:
+        return treedef.unflatten([f(x) for x in leaves])
+    all_leaves = [leaves] + _flatten_rest(treedef, rest, "tree_map")
+    return treedef.unflatten([f(*xs) for xs in zip(*all_leaves)])
+
+
+def physical_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
+    """:func:`tree_flatten_with_path` with each typed leaf replaced by its data, which keeps the
+    leaf's path.
+
+    Example: ``physical_flatten_with_path([5])[0] == [((SequenceKey(0),), 5)]``.
+    """
+    out: list[tuple[tuple, Any]] = []
+    node = _flatten_with_path(tree, (), out, is_leaf, _physical_dispatch)
+    return out, PyTreeDef(node, len(out))
+
+
+def _logical_node(node):
+    if not node:
+        return node
+    t, aux, children = node
+    if t in _typed_leaves:
+        return _LEAF
+    return (t, aux, tuple([_logical_node(c) for c in children]))
+
+
+def _typed_mask(node, out):
+    if not node:
+        out.append(False)
+    elif node[0] in _typed_leaves:
+        out.append(True)
+    else:
+        for c in node[2]:
+            _typed_mask(c, out)
+
+
+def logical_structure(treedef: PyTreeDef) -> PyTreeDef:
+    """The treedef the public functions give for the tree whose physical treedef is ``treedef``
+    (typed leaves as leaves); the same number of leaves.
+
+    Example: ``logical_structure(physical_structure((1, 2))) == tree_structure((1, 2))``.
+    """
+    return PyTreeDef(_logical_node(treedef._node), treedef._num_leaves)
+
+
+def typed_leaf_mask(treedef: PyTreeDef) -> list[bool]:
+    """For each leaf of the physical treedef ``treedef``, whether it is a typed leaf's data.
+
+    Example: ``typed_leaf_mask(physical_structure([1, 2])) == [False, False]``.
+    """
+    out: list[bool] = []
+    _typed_mask(treedef._node, out)
+    return out
 
 
 # ---------------------------------------------------------------------------

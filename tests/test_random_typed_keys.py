@@ -10,9 +10,9 @@ import pytest
 
 import core
 import core.numpy as jnp
-from core import dtypes, lax, random
+from core import dtypes, lax, random, tree_util
 from core.errors import KeyReuseError
-from core.tree_util import tree_leaves, tree_map
+from core.tree_util import tree_leaves, tree_map, tree_structure
 
 
 def _words(keys):
@@ -153,7 +153,7 @@ def test_typed_keys_through_jit_vmap_scan_cond_pmap_and_pytrees():
     tree = {"a": k, "b": [keys, jnp.ones(2)]}
     back = core.jit(lambda t: t)(tree)
     assert back["a"].shape == () and back["b"][0].shape == (3,)
-    assert [leaf.shape for leaf in tree_leaves(tree)] == [(2,), (3, 2), (2,)]  # data leaves (docs/design.md)
+    assert [leaf.shape for leaf in tree_leaves(tree)] == [(), (3,), (2,)]  # a key array is one leaf, as in JAX
     assert tree_map(lambda x: x, tree)["b"][0].dtype == k.dtype
 
 
@@ -183,6 +183,188 @@ def test_key_reuse_checker_sees_typed_keys():
         random.normal(c)  # an intended reuse
     finally:
         core.config.update("debug_key_reuse", False)
+
+
+# ----- a key array is ONE pytree leaf (issue 16 item 7): tree_util, transformations, jnp -----
+
+def test_a_key_array_is_one_leaf_of_its_key_shape():
+    k, ks = random.key(0), random.split(random.key(1), 3)
+    assert tree_leaves(k) == [k] and tree_util.treedef_is_strict_leaf(tree_structure(k))
+    tree = {"b": ks, "a": [k, jnp.ones(2)], "c": None}
+    leaves = tree_leaves(tree)
+    assert [type(x).__name__ for x in leaves] == ["KeyArray", "Array", "KeyArray"] and leaves[2] is ks
+    assert tree_structure(tree) == tree_structure({"b": 0, "a": [0, 0], "c": None})
+    assert tree_map(lambda x: x.shape, tree) == {"b": (3,), "a": [(), (2,)], "c": None}
+    assert tree_map(lambda x: str(x.dtype), tree)["b"] == "key<fry>"
+    paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(tree)[0]]
+    assert paths == ["['a'][0]", "['a'][1]", "['b']"]
+    # transformations trace the data: the physical view has the same leaves, in order, one to one
+    data, phys = tree_util.physical_flatten(tree)
+    assert [x.shape for x in data] == [(2,), (2,), (3, 2)] and data[2] is ks._base
+    assert tree_util.logical_structure(phys) == tree_structure(tree)
+    assert tree_util.typed_leaf_mask(phys) == [True, False, True]
+    back = tree_util.tree_unflatten(phys, data)
+    assert back["b"].dtype == ks.dtype and np.array_equal(_words(back["b"]), _words(ks))
+
+
+def test_isinstance_core_array_holds_for_keys_eager_and_traced():
+    k = random.key(0)
+    seen = []
+
+    def check(key, x=1.0):
+        seen.append(isinstance(key, core.Array) and isinstance(key, jnp.ndarray))
+        return x * 2.0
+
+    check(k)
+    core.jit(check)(k)
+    core.vmap(check)(random.split(k, 2))
+    core.grad(check, argnums=1)(k, 1.0)
+    lax.scan(lambda c, kk: (c, check(kk)), 0.0, random.split(k, 2))
+    assert seen == [True] * 5 and not isinstance(_words(k), core.Array)
+
+
+def test_keys_as_jit_arguments_and_results_take_the_tree_fast_path(monkeypatch):
+    from core import api
+    lookups = []
+    original = api._JitFunction._lookup
+    monkeypatch.setattr(api._JitFunction, "_lookup", lambda self, a, kw: lookups.append(1) or original(self, a, kw))
+
+    @core.jit
+    def step(state):
+        key, sub = random.split(state["key"])
+        return {"key": key, "x": state["x"] + random.uniform(sub, (2,))}
+
+    state, loop = {"key": random.key(4), "x": jnp.zeros(2)}, {"key": random.key(4), "x": np.zeros(2, np.float32)}
+    for _ in range(3):
+        state = step(state)
+        key, sub = random.split(loop["key"])
+        loop = {"key": key, "x": loop["x"] + np.asarray(random.uniform(sub, (2,)))}
+        assert str(state["key"].dtype) == "key<fry>" and state["key"].shape == ()
+        np.testing.assert_array_equal(_words(state["key"]), _words(loop["key"]))
+        np.testing.assert_allclose(np.asarray(state["x"]), loop["x"], rtol=1e-6)
+    assert len(lookups) == 1  # traced once, then served by the pytree fast path
+
+
+def test_vmap_axes_count_key_axes():
+    ks = random.split(random.key(2), 6).reshape(2, 3)
+    data = _words(ks)
+    one_fold, one_split = core.jit(lambda k: random.fold_in(k, 1)), core.jit(lambda k: random.split(k, 4))
+    key_at = lambda *index: random.wrap_key_data(jnp.asarray(data[index]))  # noqa: E731
+    # in_axes=-1 maps the last KEY axis (not the data axis): lanes are ks[:, j]
+    got = core.jit(core.vmap(core.vmap(lambda k: random.fold_in(k, 1)), in_axes=-1))(ks)
+    assert got.shape == (3, 2) and str(got.dtype) == "key<fry>"
+    for i in range(2):
+        for j in range(3):
+            np.testing.assert_array_equal(_words(got)[j, i], _words(one_fold(key_at(i, j))))
+    # out_axes=-1 puts the mapped axis last among the key axes: out[:, i] is split(ks[0, i], 4)
+    out = core.jit(core.vmap(lambda k: random.split(k, 4), out_axes=-1))(ks[0])
+    assert out.shape == (4, 3) and str(out.dtype) == "key<fry>"
+    for i in range(3):
+        np.testing.assert_array_equal(_words(out)[:, i], _words(one_split(key_at(0, i))))
+    with pytest.raises(ValueError, match=r"map its argument k along axis 1, which implies that its rank should be "
+                                         r"at least 2, but is only 1 \(its shape is \(3,\)\)"):
+        core.vmap(lambda k: k, in_axes=1)(ks[0])
+    with pytest.raises(ValueError, match=r"out_axes=2 is out of range for output 0, a PRNG key array of rank 1 per "
+                                         r"example"):
+        core.vmap(lambda k: k.reshape(1), out_axes=2)(ks[0])
+
+
+def test_eval_shape_of_keys_gives_the_key_shape_and_dtype():
+    out = core.eval_shape(lambda k: (random.split(k, 3), random.uniform(k, (2,))), random.key(0))
+    assert (out[0].shape, str(out[0].dtype)) == ((3,), "key<fry>") and out[1].shape == (2,)
+
+
+def test_keys_through_while_loop_and_cond_carries():
+    def body(c):
+        i, key, total = c
+        key, sub = random.split(key)
+        return i + 1, key, total + random.uniform(sub)
+
+    i, key, total = lax.while_loop(lambda c: c[0] < 3, body, (0, random.key(5), 0.0))
+    loop = (0, random.key(5), 0.0)
+    for _ in range(3):
+        loop = body(loop)
+    assert int(i) == 3 and str(key.dtype) == "key<fry>"
+    np.testing.assert_array_equal(_words(key), _words(loop[1]))
+    np.testing.assert_allclose(float(total), float(loop[2]), rtol=1e-6)
+    picked = core.jit(lambda p, a, b: lax.cond(p, lambda x, y: x, lambda x, y: y, a, b))(True, key, loop[1])
+    assert picked.shape == () and np.array_equal(_words(picked), _words(key))
+
+
+def test_grad_treats_key_arguments_as_not_differentiable():
+    k = random.key(6)
+    u = float(random.uniform(k))
+    loss = lambda t: t["w"] * random.uniform(t["k"])  # noqa: E731
+    g = core.grad(loss, allow_int=True)({"w": 2.0, "k": k})
+    assert float(g["w"]) == u and g["k"].dtype == dtypes.float0 and g["k"].shape == ()  # float0 of the KEY shape
+    assert float(core.grad(lambda w, key: w * random.uniform(key))(2.0, k)) == u
+    with pytest.raises(TypeError, match=r"grad requires real- or complex-valued inputs .* but got key<fry>"):
+        core.grad(loss)({"w": 2.0, "k": k})
+    # jvp / vjp: a key's tangent and cotangent are float0 of its shape, as in JAX
+    ks = random.split(k, 3)
+    _, t = core.jvp(lambda kk: random.split(kk[0], 2), (ks,), (np.zeros((3,), dtypes.float0),))
+    assert t.dtype == dtypes.float0 and t.shape == (2,)
+    y, pullback = core.vjp(lambda w, kk: (w * random.uniform(kk[1]), kk), 3.0, ks)
+    gw, gk = pullback((1.0, np.zeros((3,), dtypes.float0)))
+    assert y[1].shape == (3,) and float(gw) == float(random.uniform(ks[1])) and gk.shape == (3,)
+
+
+def test_pmap_maps_keys_over_devices():
+    ks = random.split(random.key(7), 2)
+    out_keys, xs = core.pmap(lambda k: (random.split(k, 3), random.uniform(k, (2,))))(ks)
+    assert out_keys.shape == (2, 3) and str(out_keys.dtype) == "key<fry>"
+    for i in range(2):
+        np.testing.assert_array_equal(_words(out_keys[i]), _words(random.split(ks[i], 3)))
+        np.testing.assert_array_equal(np.asarray(xs[i]), np.asarray(random.uniform(ks[i], (2,))))
+
+
+KEY_DATA = np.arange(2 * 3 * 2, dtype=np.uint32).reshape(2, 3, 2) * 7919
+COND = np.array([[True, False, True], [False, False, True]])
+# (jnp/lax expression on keys K (and K2), the same operation on their data D (and D2, NumPy)
+SHAPE_OPS = [
+    ("jnp.take(K, jnp.array([2, 0]), axis=1)", lambda D, D2: np.take(D, [2, 0], axis=1)),
+    ("jnp.take(K, jnp.array([4, 1]))", lambda D, D2: D.reshape(-1, 2)[[4, 1]]),
+    ("K.take(jnp.array([1]), axis=0)", lambda D, D2: D[[1]]),
+    ("jnp.where(COND, K, K2)", lambda D, D2: np.where(COND[..., None], D, D2)),
+    ("lax.select(COND, K, K2)", lambda D, D2: np.where(COND[..., None], D, D2)),
+    ("jnp.select([COND], [K], K2)", lambda D, D2: np.where(COND[..., None], D, D2)),
+    ("jnp.broadcast_to(K[0], (4, 3))", lambda D, D2: np.broadcast_to(D[0], (4, 3, 2))),
+    ("jnp.squeeze(K[:, :1], -1)", lambda D, D2: D[:, 0]),
+    ("jnp.expand_dims(K, -1)", lambda D, D2: D[:, :, None]),
+    ("jnp.swapaxes(K, 0, -1)", lambda D, D2: D.transpose(1, 0, 2)),
+    ("jnp.moveaxis(K, -1, 0)", lambda D, D2: D.transpose(1, 0, 2)),
+    ("jnp.transpose(K)", lambda D, D2: D.transpose(1, 0, 2)),
+    ("K.T", lambda D, D2: D.transpose(1, 0, 2)),
+    ("jnp.copy(K)", lambda D, D2: D),
+    ("jnp.ravel(K)", lambda D, D2: D.reshape(6, 2)),
+    ("K.flatten()", lambda D, D2: D.reshape(6, 2)),
+    ("jnp.flip(K, -1)", lambda D, D2: D[:, ::-1]),
+    ("jnp.split(K, 3, axis=-1)[2]", lambda D, D2: D[:, 2:]),
+    ("lax.dynamic_slice(K, (1, 1), (1, 2))", lambda D, D2: D[1:2, 1:3]),
+]
+
+
+@pytest.mark.parametrize("expr, on_data", SHAPE_OPS, ids=[e for e, _ in SHAPE_OPS])
+def test_jnp_shape_functions_act_on_key_axes(expr, on_data):
+    keys, keys2 = random.wrap_key_data(jnp.asarray(KEY_DATA)), random.wrap_key_data(jnp.asarray(KEY_DATA + 1))
+    env = {"K": keys, "K2": keys2, "COND": COND, "jnp": jnp, "lax": lax}
+    out = eval(expr, env)
+    assert str(out.dtype) == "key<fry>"
+    np.testing.assert_array_equal(_words(out), on_data(KEY_DATA, KEY_DATA + 1))
+
+
+def test_jnp_shape_functions_on_traced_keys_and_errors():
+    keys = random.wrap_key_data(jnp.asarray(KEY_DATA))
+    f = core.jit(lambda k, i: (jnp.take(k, i, axis=1), lax.dynamic_slice(k, (i, 0), (1, 2)), jnp.moveaxis(k, 0, -1)))
+    taken, sliced, moved = f(keys, 1)
+    np.testing.assert_array_equal(_words(taken), KEY_DATA[:, 1])
+    np.testing.assert_array_equal(_words(sliced), KEY_DATA[1:2, :2])
+    np.testing.assert_array_equal(_words(moved), KEY_DATA.transpose(1, 0, 2))
+    with pytest.raises(TypeError, match=r"where: cannot mix PRNG key arrays with other values \(got key<fry>\[2, 3\], "
+                                        r"uint32\[2, 3, 2\]\)"):
+        jnp.where(COND, keys, jnp.asarray(KEY_DATA))
+    with pytest.raises(TypeError, match=r"not defined on PRNG key arrays"):
+        core.jit(lambda k: k + 1)(keys)
 
 
 PROGRAM = '''

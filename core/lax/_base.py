@@ -43,6 +43,26 @@ def check_dtype_accepted(name, dtype, accepted, position=None):
                         f"Accepted dtypes are subtypes of {names}.")
 
 
+# Typed PRNG key arrays (core/prng_keys.py, which imports lax and registers its class here): the
+# lax functions that take them (select_n, dynamic_slice) hand them to prng_keys.on_key_data.
+_key_array_types = frozenset()
+
+
+def register_key_array_type(cls):
+    global _key_array_types
+    _key_array_types = frozenset([cls])
+
+
+def is_key_array(x):
+    """Whether `x` is a typed PRNG key array (core/prng_keys.py)."""
+    return type(x) in _key_array_types
+
+
+def any_key_array(values):
+    """Whether any of `values` is a typed PRNG key array (one C-level pass: cheap on hot paths)."""
+    return not _key_array_types.isdisjoint(map(type, values))
+
+
 def aval_of(x):
     """The abstract value of an operand (Array, tracer, NumPy value or Python scalar)."""
     aval = getattr(x, "aval", None)

@@ -35,8 +35,8 @@ from ..interpreters.staging import trace_to_jaxpr
 from ..ir import ClosedJaxpr, Jaxpr, Var
 from ..ir import intern as intern_jaxpr
 from ..trace import Primitive, Tracer, set_current_trace
-from ..tree_util import (FlattenedIndexKey, keystr, tree_flatten, tree_flatten_with_path, tree_map,
-                         tree_unflatten, treedef_children)
+from ..tree_util import (FlattenedIndexKey, keystr, physical_flatten, physical_flatten_with_path, physical_map,
+                         tree_flatten, tree_flatten_with_path, tree_unflatten, treedef_children)
 from ._base import aval_of
 from .elementwise import add, clamp, eq, lt, ne, select_n
 from .reductions import reduce_or
@@ -68,7 +68,7 @@ def _trace(fun, in_tree, in_avals, name, split_out=None):
     def flat_fun(*args):
         out = fun(*tree_unflatten(in_tree, list(args)))
         if split_out is None:
-            leaves, store["info"] = tree_flatten(out)
+            leaves, store["info"] = physical_flatten(out)
         else:
             leaves, store["info"] = split_out(out)
         return leaves
@@ -219,7 +219,7 @@ def _bind_cond(index, branches, operands, comparisons, branch_names=None):
     """Trace every branch on the operands and bind `cond`. `comparisons` lists `(i, j, what)`:
     branch i's and branch j's outputs must agree in structure, shapes and dtypes (weak types may
     differ), else an error that names them `what` and each differing output by its path."""
-    leaves, ops_tree = tree_flatten(operands)
+    leaves, ops_tree = physical_flatten(operands)
     ops = [_operand(x) for x in leaves]
     avals = [x.aval for x in ops]
     traced = [_trace(br, ops_tree, avals, "cond") for br in branches]
@@ -600,19 +600,19 @@ def while_loop(cond_fun, body_fun, init_val):
 def _while_loop(cond_fun, body_fun, init_val, names):
     if config.disable_jit:
         try:
-            val = tree_map(_operand, init_val)
+            val = physical_map(_operand, init_val)
             while cond_fun(val):
                 val = body_fun(val)
             return val
         except ConcretizationTypeError:
             pass  # a traced value reached `while`: stage the loop after all
-    leaves, carry_tree = tree_flatten(init_val)
+    leaves, carry_tree = physical_flatten(init_val)
     init = [_operand(x) for x in leaves]
     carry_avals = [x.aval for x in init]
-    args_tree = tree_flatten((init_val,))[1]
+    args_tree = physical_flatten((init_val,))[1]
 
     def split_body(out):
-        out_leaves, out_tree = tree_flatten(out)
+        out_leaves, out_tree = physical_flatten(out)
         return out_leaves, out_tree, [], None
 
     body_closed, carry_avals, _ = _trace_loop_body(body_fun, names, args_tree, carry_tree,
@@ -856,7 +856,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 
 
 def _scan(f, init, xs, length, reverse, unroll, carry_names):
-    xs_paths, xs_tree = tree_flatten_with_path(xs)
+    xs_paths, xs_tree = physical_flatten_with_path(xs)
     xs_ops = [_operand(x) for _, x in xs_paths]
     names = ["xs" + keystr(p) for p, _ in xs_paths]
     for name, x in zip(names, xs_ops, strict=True):
@@ -882,20 +882,20 @@ def _scan(f, init, xs, length, reverse, unroll, carry_names):
         unroll = 1
     if not isinstance(unroll, (int, np.integer)) or unroll < 1:
         raise ValueError(f"`unroll` must be a `bool` or a positive `int`, got {unroll!r}.")
-    if config.disable_jit and length > 0 and builtins.all(_concrete(v) for v in tree_flatten((init, xs_ops))[0]):
+    if config.disable_jit and length > 0 and builtins.all(_concrete(v) for v in physical_flatten((init, xs_ops))[0]):
         return _scan_python(f, init, xs_ops, xs_tree, length, reverse)
 
-    init_leaves, carry_tree = tree_flatten(init)
+    init_leaves, carry_tree = physical_flatten(init)
     init_ops = [_operand(x) for x in init_leaves]
     x_avals = [ShapedArray(x.aval.shape[1:], x.aval.dtype, x.aval.weak_type) for x in xs_ops]
-    args_tree = tree_flatten((init, xs))[1]
+    args_tree = physical_flatten((init, xs))[1]
 
     def split_body(out):
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"scan body output must be a pair (carry, y), got {type(out).__name__}"
                             f"{' of length ' + str(len(out)) if isinstance(out, (tuple, list)) else ''}.")
-        carry_leaves, out_tree = tree_flatten(out[0])
-        y_leaves, y_tree = tree_flatten(out[1])
+        carry_leaves, out_tree = physical_flatten(out[0])
+        y_leaves, y_tree = physical_flatten(out[1])
         return carry_leaves, out_tree, y_leaves, y_tree
 
     closed, carry_avals, y_tree = _trace_loop_body(f, carry_names, args_tree, carry_tree,
@@ -919,7 +919,7 @@ def _scan_python(f, init, xs_ops, xs_tree, length, reverse):
         ys.append(y)
     if reverse:
         ys.reverse()
-    stacked = tree_map(lambda *leaves: concatenate([expand_dims(_operand(v), (0,)) for v in leaves], 0), *ys)
+    stacked = physical_map(lambda *leaves: concatenate([expand_dims(_operand(v), (0,)) for v in leaves], 0), *ys)
     return carry, stacked
 
 
@@ -1175,7 +1175,7 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 (JAX's name)
     batch_size = operator.index(batch_size)
     if batch_size <= 0:
         raise ValueError(f"lax.map: batch_size must be a positive integer, got {batch_size}.")
-    leaves, xs_tree = tree_flatten(xs)
+    leaves, xs_tree = physical_flatten(xs)
     leaves = [_operand(x) for x in leaves]
     if not leaves:
         raise ValueError("lax.map got no values to map over (xs has no array leaves).")
@@ -1192,19 +1192,19 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 (JAX's name)
     def map_batch(batch, n):
         ys = [f(tree_unflatten(xs_tree, [index_in_dim(x, i, 0, keepdims=False) for x in batch]))
               for i in range(n)]
-        return tree_map(lambda *y: concatenate([expand_dims(_operand(v), (0,)) for v in y], 0), *ys)
+        return physical_map(lambda *y: concatenate([expand_dims(_operand(v), (0,)) for v in y], 0), *ys)
 
     parts = []
     if n_batches or not rem:  # a zero-length scan still gives the outputs' types for empty xs
         batched = [reshape(slice_in_dim(x, 0, full, 1, 0), (n_batches, batch_size) + x.aval.shape[1:])
                    for x in leaves]
         _, ys = scan(lambda _, b: ((), map_batch(b, batch_size)), (), batched)
-        parts.append(tree_map(lambda y: reshape(y, (full,) + aval_of(y).shape[2:]), ys))
+        parts.append(physical_map(lambda y: reshape(y, (full,) + aval_of(y).shape[2:]), ys))
     if rem:
         parts.append(map_batch([slice_in_dim(x, full, length, 1, 0) for x in leaves], rem))
     if len(parts) == 1:
         return parts[0]
-    return tree_map(lambda a, b: concatenate([a, b], 0), *parts)
+    return physical_map(lambda a, b: concatenate([a, b], 0), *parts)
 
 
 # ----- associative_scan ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from ._base import (ANY, BOOL, COMPLEX, FLOAT, FLOAT_OR_COMPLEX, INT, INT_OR_BOO
                     aval_of, broadcast_like, broadcasting_shape_rule, check_dtype_accepted, defbilinear, defbroadcasting,
                     defjvp, defjvp2, defjvp_zero, deflinear, defnondiff, dtype_kind, elementwise_args,
                     elementwise_lowering, naryop, standard_primitive, unbroadcast, defscalar_or_same_shape,
-                    defvectorized)
+                    defvectorized, any_key_array)
 
 __all__ = [
     "add", "sub", "mul", "div", "rem", "pow", "integer_pow", "neg", "sign", "floor", "ceil", "round",
@@ -849,6 +849,10 @@ def select_n(which, *cases):
     """
     if not cases:
         raise ValueError("select_n() must have at least one case")
+    if any_key_array(cases):  # typed PRNG keys (core/prng_keys.py imports lax)
+        from .. import prng_keys
+        prng_keys.check_all_keys("select_n", cases)
+        return prng_keys.on_key_data(select_n, which, *cases)
     return select_n_p.bind(which, *elementwise_args(*cases))
 
 

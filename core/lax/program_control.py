@@ -8,7 +8,7 @@ import functools
 
 from ..avals import ShapedArray
 from ..interpreters import ad, batching, lowering
-from ..tree_util import tree_flatten, tree_unflatten
+from ..tree_util import physical_flatten, tree_unflatten
 from ._base import FLOAT, check_dtype_accepted, deflinear, defvectorized, standard_primitive
 
 __all__ = ["optimization_barrier", "platform_dependent", "reduce_precision", "with_sharding_constraint", "composite"]
@@ -24,7 +24,7 @@ def optimization_barrier(operand, /):
     >>> lax.optimization_barrier((jnp.ones(2), 3))
     (Array([1., 1.], dtype=float32), Array(3, dtype=int32, weak_type=True))
     """
-    leaves, tree = tree_flatten(operand)
+    leaves, tree = physical_flatten(operand)  # a typed key's data (core/tree_util.py)
     if not leaves:
         return operand
     return tree_unflatten(tree, optimization_barrier_p.bind(*leaves))

@@ -15,7 +15,7 @@ from ..trace import EvalTrace, Primitive
 from ..trace import _state as _trace_state
 from ..interpreters import ad, batching, lowering
 from ..interpreters.lowering import i64_array
-from ._base import (ANY, NUMBER, aval_of, check_dtype_accepted, deflinear, defnondiff, defvectorized,
+from ._base import (ANY, NUMBER, aval_of, check_dtype_accepted, is_key_array, deflinear, defnondiff, defvectorized,
                     same_dtypes_rule, standard_primitive)
 
 __all__ = ["convert_element_type", "broadcast_in_dim", "reshape", "broadcast", "broadcast_to_rank",
@@ -786,6 +786,9 @@ def dynamic_slice(operand, start_indices, slice_sizes):
     Unlike NumPy, the start is clamped so that the slice stays in bounds (as XLA does); a negative
     start counts from the end. Example: `lax.dynamic_slice(jnp.arange(5), (3,), (3,))` is `[2, 3, 4]`.
     """
+    if is_key_array(operand):  # typed PRNG keys (core/prng_keys.py imports lax)
+        from .. import prng_keys
+        return prng_keys.on_key_data(dynamic_slice, operand, start_indices, slice_sizes)
     aval = aval_of(operand)
     indices = _index_operands("dynamic_slice", start_indices, aval.ndim)
     slice_sizes = tuple(int(s) for s in slice_sizes)
@@ -976,14 +979,14 @@ def stop_gradient(x):
 
     Example: `grad(lambda x: x * lax.stop_gradient(x))(3.)` is `3.`.
     """
-    from ..tree_util import tree_map
+    from ..tree_util import physical_map
 
     def stop(leaf):
         if dtypes.is_inexact(dtypes.dtype(leaf)):
             return stop_gradient_p.bind(leaf)
         return leaf
 
-    return tree_map(stop, x)
+    return physical_map(stop, x)  # a typed key (its integer data) comes back as it is
 
 
 stop_gradient_p = standard_primitive("stop_gradient", lambda x: x.shape, _operand_dtype, _operand_weak)

@@ -11,7 +11,7 @@ from .. import dtypes, errors
 from ..array import Array, asarray_device, new_scalar_array
 from ..trace import Tracer
 from .. import lax
-from ..lax._base import aval_of
+from ..lax._base import aval_of, is_key_array
 from ..lax.structural import _array_copy
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "empty_like", "zeros_like", "ones_like",
@@ -500,6 +500,8 @@ def copy(a, order=None):
         >>> b is a, b
         (False, Array([0, 1, 2], dtype=int32))
     """
+    if is_key_array(a):  # a typed PRNG key array: a copy of its data (core/prng_keys.py)
+        return a.copy()
     from ._util import check_arraylike
     check_arraylike("copy", a)
     return array(a, copy=True, order=order)

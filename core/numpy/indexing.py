@@ -18,6 +18,7 @@ from .. import dtypes, errors
 from .. import lax
 from ..array import Array
 from ..lax import slicing
+from ..lax._base import any_key_array, is_key_array
 from ..trace import Tracer
 from .creation import _contains_tracer, array as _array
 from ._util import (asarray_operand, broadcast_shapes, canonicalize_axis, check_arraylike,
@@ -568,6 +569,10 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    if is_key_array(a):  # typed PRNG keys: taken along their key axes (core/prng_keys.py)
+        from .. import prng_keys
+        return prng_keys.on_key_data(take, a, indices, axis, None, mode, unique_indices, indices_are_sorted,
+                                     fill_value)
     a = _operand(a, "take")
     idx = _index_operand(indices, "take")
     if axis is None:
@@ -680,6 +685,10 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
                          f"jax.numpy.where, got {x} and {y}.")
     if size is not None or fill_value is not None:
         raise ValueError("jnp.where: size and fill_value apply only to the one-argument form where(condition).")
+    if is_key_array(x) or is_key_array(y):  # typed PRNG keys (core/prng_keys.py)
+        from .. import prng_keys
+        prng_keys.check_all_keys("where", [x, y])
+        return prng_keys.on_key_data(where, condition, x, y)
     check_arraylike("where", condition, x, y)
     x, y = promote_dtypes(x, y)
     cond = asarray_operand(condition)
@@ -705,6 +714,12 @@ def select(condlist, choicelist, default=0):
                          f"cases and {len(condlist)} conditions")
     if not condlist:
         raise ValueError("select with an empty condition list is not possible")
+    if any_key_array([*choicelist, default]):  # typed PRNG keys (core/prng_keys.py)
+        from .. import prng_keys
+        prng_keys.check_all_keys("select", [*choicelist, default])
+        n = len(condlist)
+        return prng_keys.on_key_data(lambda *xs: select(list(xs[:n]), list(xs[n:-1]), xs[-1]),
+                                     *condlist, *choicelist, default)
     check_arraylike("select", *condlist, *choicelist, default)
     conds = [asarray_operand(c) for c in condlist]
     for i, c in enumerate(conds):

@@ -133,6 +133,8 @@ def ravel(a, order="C"):
     as NumPy does ('K': in memory order) and a purenn array in C order.
     Example: `jnp.ravel(jnp.array([[1, 2], [3, 4]]), order="F")` is `[1, 3, 2, 4]`.
     """
+    if isinstance(a, prng_keys.KeyArray):  # typed keys: along their key axes (core/prng_keys.py)
+        return prng_keys.on_key_data(ravel, a, order)
     if order == "K" and isinstance(a, np.ndarray):
         a, order = np.ravel(a, order="K"), "C"  # memory order, strides of any sign: NumPy's own
     order = _index_order("ravel", a, order)
@@ -154,6 +156,8 @@ def transpose(a, axes=None):
 
     Example: `jnp.transpose(jnp.ones((2, 3, 4)), (1, 0, 2)).shape` is (3, 2, 4).
     """
+    if isinstance(a, prng_keys.KeyArray):
+        return prng_keys.on_key_data(transpose, a, axes)
     a = _arr("transpose", a)
     perm = tuple(reversed(range(a.ndim))) if axes is None else _canonical_permutation(axes, a.ndim, "transpose")
     return lax.transpose(a, perm)
@@ -184,6 +188,8 @@ def matrix_transpose(x, /):
 
 def swapaxes(a, axis1, axis2):
     """`a` with two axes interchanged. Example: `jnp.swapaxes(jnp.ones((2, 3)), 0, 1).shape` is (3, 2)."""
+    if isinstance(a, prng_keys.KeyArray):
+        return prng_keys.on_key_data(swapaxes, a, axis1, axis2)
     a = _arr("swapaxes", a)
     i, j = canonicalize_axis(axis1, a.ndim, "swapaxes"), canonicalize_axis(axis2, a.ndim, "swapaxes")
     perm = list(range(a.ndim))
@@ -196,6 +202,8 @@ def moveaxis(a, source, destination):
 
     Example: `jnp.moveaxis(jnp.ones((2, 3, 4)), 0, -1).shape` is (3, 4, 2).
     """
+    if isinstance(a, prng_keys.KeyArray):
+        return prng_keys.on_key_data(moveaxis, a, source, destination)
     a = _arr("moveaxis", a)
     src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
     dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
@@ -229,6 +237,8 @@ def expand_dims(a, axis):
 
     Example: `jnp.expand_dims(jnp.ones(3), (0, 2)).shape` is (1, 3, 1).
     """
+    if isinstance(a, prng_keys.KeyArray):
+        return prng_keys.on_key_data(expand_dims, a, axis)
     a = _arr("expand_dims", a)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out_ndim = a.ndim + len(axes)
@@ -243,6 +253,8 @@ def squeeze(a, axis=None):
 
     Example: `jnp.squeeze(jnp.ones((1, 3, 1))).shape` is (3,).
     """
+    if isinstance(a, prng_keys.KeyArray):
+        return prng_keys.on_key_data(squeeze, a, axis)
     a = _arr("squeeze", a)
     if axis is None:
         axes = tuple(i for i, d in enumerate(a.shape) if d == 1)
@@ -274,6 +286,8 @@ def broadcast_to(array, shape):
 
     Example: `jnp.broadcast_to(jnp.arange(3), (2, 3))`.
     """
+    if isinstance(array, prng_keys.KeyArray):
+        return prng_keys.on_key_data(broadcast_to, array, shape)
     a = _arr("broadcast_to", array)
     shape = _shape_arg(shape, "broadcast_to")
     if a.shape == shape:
@@ -481,6 +495,8 @@ def _split_points(fun_name, size, indices_or_sections, equal):
 
 
 def _split(fun_name, ary, indices_or_sections, axis, equal):
+    if isinstance(ary, prng_keys.KeyArray):  # typed keys: along their key axes (core/prng_keys.py)
+        return prng_keys.on_key_data(_split, fun_name, ary, indices_or_sections, axis, equal)
     ary = _arr(fun_name, ary)
     axis = canonicalize_axis(axis, ary.ndim, fun_name)
     points = _split_points(fun_name, ary.shape[axis], indices_or_sections, equal)
@@ -537,6 +553,8 @@ def unstack(x, /, *, axis=0):
 
 def tile(A, reps):
     """`A` repeated `reps` times along each axis. Example: `jnp.tile(jnp.array([1, 2]), 2)` is `[1, 2, 1, 2]`."""
+    if isinstance(A, prng_keys.KeyArray):
+        return prng_keys.on_key_data(tile, A, reps)
     A = _arr("tile", A)
     reps = _shape_arg(_concrete_ints(reps, "tile", "reps").astype(np.int64)) if not isinstance(reps, (int, np.integer)) \
         else (operator.index(reps),)
@@ -654,6 +672,8 @@ def resize(a, new_shape):
 
 def flip(m, axis=None):
     """`m` reversed along `axis` (all axes when None). Example: `jnp.flip(jnp.arange(3))` is `[2, 1, 0]`."""
+    if isinstance(m, prng_keys.KeyArray):
+        return prng_keys.on_key_data(flip, m, axis)
     m = _arr("flip", m)
     axes = tuple(range(m.ndim)) if axis is None else (
         (canonicalize_axis(axis, m.ndim, "flip"),) if isinstance(axis, (int, np.integer))
@@ -723,6 +743,8 @@ def roll(a, shift, axis=None):
 
     Example: `jnp.roll(jnp.arange(5), 2)` is `[3, 4, 0, 1, 2]`.
     """
+    if isinstance(a, prng_keys.KeyArray):
+        return prng_keys.on_key_data(roll, a, shift, axis)
     a = _arr("roll", a)
     if axis is None:
         return lax.reshape(roll(ravel(a), shift, 0), a.shape)

@@ -22,7 +22,8 @@ from ..interpreters import ad, batching, lowering
 from ..interpreters.staging import trace_to_jaxpr
 from ..ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ..trace import EvalTrace, Primitive, Tracer, current_trace
-from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from ..tree_util import (is_typed_leaf, keystr, physical_flatten, tree_flatten, tree_flatten_with_path, tree_leaves,
+                         tree_unflatten)
 
 __all__ = ["batch_coupled", "batch_coupled_p", "Program", "prepare", "inline_calls"]
 
@@ -165,7 +166,10 @@ def prepare(fun, argnums, batch_axes, args, what, has_aux=False, mask=None):
     else:
         per_arg = tuple(None if i in nums else batch_axes for i in range(len(args)))
 
-    all_leaves, in_tree = tree_flatten((tuple(args), {}))
+    # a typed key (one leaf of shape S) is traced as its data, S + (2,) (core/tree_util.py): batch
+    # axes are checked on the leaves the user sees and made non-negative, the same axes of the data
+    all_leaves, in_tree = physical_flatten((tuple(args), {}))
+    ranks = [x.ndim if is_typed_leaf(x) else np.ndim(x) for x in tree_leaves((tuple(args), {}))]
     all_axes = _broadcast_prefix(per_arg, tuple(args), "batch_axes", fname, what)
     # global leaf index ranges of each positional argument
     starts = np.cumsum([0] + [len(tree_flatten(a)[0]) for a in args])
@@ -194,10 +198,10 @@ def prepare(fun, argnums, batch_axes, args, what, has_aux=False, mask=None):
     for k, x in zip(ex_idx, ex_leaves):
         ax = all_axes[k]
         if ax is not None:
-            if not -x.ndim <= ax < x.ndim:
+            if not -ranks[k] <= ax < ranks[k]:
                 raise ValueError(f"{where}: batch_axes maps the {_leaf_description(k, in_tree, fun)} along axis {ax}, "
-                                 f"but it has shape {tuple(x.shape)} (rank {x.ndim}).")
-            ax = int(ax) % x.ndim
+                                 f"but it has shape {tuple(x.shape)[:ranks[k]]} (rank {ranks[k]}).")
+            ax = int(ax) % ranks[k]
             sizes.append((k, x, ax))
         ex_axes.append(ax)
     if not sizes:
@@ -238,7 +242,7 @@ def prepare(fun, argnums, batch_axes, args, what, has_aux=False, mask=None):
         if not isinstance(out, (Array, Tracer, int, float, np.ndarray, np.generic)):
             raise TypeError(f"{where}: the function must return the loss of one example as a scalar, it "
                             f"returned a value of type {type(out).__name__}.")
-        aux_leaves, store["aux_tree"] = tree_flatten(aux)
+        aux_leaves, store["aux_tree"] = physical_flatten(aux)
         return [_as_operand(out, where)] + [_as_operand(a, where) for a in aux_leaves]
 
     names = [f"{p} (differentiated)" for p in diff_paths] + [
