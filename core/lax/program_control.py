@@ -146,7 +146,7 @@ def with_sharding_constraint(x, shardings):
     >>> lax.with_sharding_constraint(jnp.arange(3), "replicated")
     Array([0, 1, 2], dtype=int32)
     """
-    leaves, tree = tree_flatten(x)
+    leaves, tree = physical_flatten(x)
     try:
         hash(shardings)
         param = shardings
