@@ -426,7 +426,7 @@ static PyType_Spec jit_spec = {
  * before it looks for `__array__`, so with this slot `np.asarray(x)` of a core.Array runs no Python:
  * the export is jaxlib's own (on CPU a read-only, zero-copy view of the device buffer that waits
  * until the buffer is computed and holds a reference that keeps it alive and unchanged), which is
- * how `np.asarray` reads a jax Array. Through `__array__` the same read cost ~1 us more than jax's
+ * how `np.asarray` reads a jax Array. Through `__array__` the same read cost ~0.8 us more than jax's
  * (three Python frames and a memoryview; bench/RESULTS.md, Latency). `Array` inherits the slot
  * from `ArrayBase`; `configure_array(Array)` names the type whose `_buf` slot is exported directly.
  * Anything else (a subclass such as ShardedArray, a buffer jaxlib will not export: bfloat16, a

@@ -220,7 +220,7 @@ _buffer_export = pytest.mark.skipif(not _c_extension_in_use(),
 def test_np_asarray_reads_through_the_buffer_protocol_without_python():
     # NumPy asks for a buffer before it calls __array__: an Array exports its device buffer there
     # (core/_jitfast.c, ArrayBase), as jax's arrays do, so a fetch runs none of our Python (it ran
-    # __array__ -> _value -> to_numpy, ~1 us more than jax's fetch; bench/RESULTS.md, Latency)
+    # __array__ -> _value -> to_numpy, ~0.8 us more than jax's fetch; bench/RESULTS.md, Latency)
     results = [_f(_x + float(i), _y) for i in range(N_FETCHES)]
     values, calls = [], []
     ours = os.path.dirname(core.__file__)
