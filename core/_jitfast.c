@@ -422,11 +422,63 @@ static PyType_Spec jit_spec = {
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, jit_slots
 };
 
+/* core.Array's host value through the Python buffer protocol. NumPy asks an object for a buffer
+ * before it looks for `__array__`, so with this slot `np.asarray(x)` of a core.Array runs no Python:
+ * the export is jaxlib's own (on CPU a read-only, zero-copy view of the device buffer that waits
+ * until the buffer is computed and holds a reference that keeps it alive and unchanged), which is
+ * how `np.asarray` reads a jax Array. Through `__array__` the same read cost ~0.8 us more than jax's
+ * (three Python frames and a memoryview; bench/RESULTS.md, Latency). `Array` inherits the slot
+ * from `ArrayBase`; `configure_array(Array)` names the type whose `_buf` slot is exported directly.
+ * Anything else (a subclass such as ShardedArray, a buffer jaxlib will not export: bfloat16, a
+ * deleted one, a GPU buffer) exports the result of `self._value()`, the ndarray `__array__` returns,
+ * so the value and the errors are those of `np.asarray(x)` through `__array__`. */
+static PyObject *g_host_array_type, *s_value;
+static Py_ssize_t off_host_buf;
+
+static int array_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+    if (g_host_array_type != NULL && (PyObject *)Py_TYPE(self) == g_host_array_type) {
+        PyObject *buf = SLOT(self, off_host_buf);
+        if (buf != NULL) {
+            if (PyObject_GetBuffer(buf, view, flags) == 0) return 0;
+            if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1;
+            PyErr_Clear();  /* the route below raises the error `np.asarray` through `__array__` would */
+        }
+    }
+    PyObject *value = PyObject_CallMethodNoArgs(self, s_value);
+    if (!value) return -1;
+    int r = PyObject_GetBuffer(value, view, flags);
+    Py_DECREF(value);
+    return r;
+}
+
+static PyType_Slot array_base_slots[] = {
+    {Py_bf_getbuffer, array_getbuffer},
+    {Py_tp_doc, "Base of core.Array: exports the array's host value through the buffer protocol."},
+    {0, NULL}
+};
+
+static PyType_Spec array_base_spec = {
+    "core._jitfast.ArrayBase", sizeof(PyObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, array_base_slots
+};
+
+static PyObject *configure_array(PyObject *mod, PyObject *arg) {
+    if (!PyType_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "configure_array: expected the core.Array type, got %R", arg);
+        return NULL;
+    }
+    Py_ssize_t off = slot_offset(arg, "_buf");
+    if (off < 0) return NULL;
+    off_host_buf = off;
+    Py_XSETREF(g_host_array_type, Py_NewRef(arg));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(trace_state, EvalTrace, flags, Array, finish)"},
     {"configure_eager", configure_eager, METH_VARARGS, "configure_eager(trace_state, EvalTrace, flags, Array, on_exec_error, collect_garbage, executions_per_collect): turn Primitive.bind's fast path on"},
     {"eager_hits", eager_hits, METH_NOARGS, "how many eager calls the C fast path served"},
     {"reset_eager_hits", reset_eager_hits, METH_NOARGS, "set that count to zero"},
+    {"configure_array", configure_array, METH_O, "configure_array(Array): the type whose `_buf` ArrayBase exports directly"},
     {NULL}
 };
 
@@ -441,10 +493,13 @@ PyMODINIT_FUNC PyInit__jitfast(void) {
     s_type_id = PyUnicode_InternFromString("type_id");
     s_call_slow = PyUnicode_InternFromString("_call_slow");
     s_bind_slow = PyUnicode_InternFromString("_bind_slow");
+    s_value = PyUnicode_InternFromString("_value");
     /* dict and weakref support come from the Python subclass */
     PyObject *t = PyType_FromSpec(&jit_spec);
     if (!t || PyModule_AddObject(m, "JitBase", t) < 0) { Py_XDECREF(t); Py_DECREF(m); return NULL; }
     PyObject *p = PyType_FromSpec(&prim_spec);
     if (!p || PyModule_AddObject(m, "PrimitiveBase", p) < 0) { Py_XDECREF(p); Py_DECREF(m); return NULL; }
+    PyObject *a = PyType_FromSpec(&array_base_spec);
+    if (!a || PyModule_AddObject(m, "ArrayBase", a) < 0) { Py_XDECREF(a); Py_DECREF(m); return NULL; }
     return m;
 }

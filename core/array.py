@@ -4,6 +4,8 @@ An Array wraps one jaxlib device buffer and its abstract value. NumPy-style meth
 (`x + y`, `x.sum()`, `x[1:]`, `x.at[0].set(1)`) are installed by `core.numpy`, so that Arrays and
 tracers share one implementation.
 """
+import os
+
 import numpy as np
 
 from . import dtypes
@@ -14,8 +16,17 @@ from .tree_util import physical_leaves as _physical_leaves, tree_flatten as _tre
 
 __all__ = ["Array", "asarray_device", "device_put", "device_get", "block_until_ready"]
 
+try:  # Array's base in C (core/_jitfast.c): the host value through the Python buffer protocol
+    if os.environ.get("PURENN_PURE_PYTHON_JIT", "") == "1":
+        raise ImportError("PURENN_PURE_PYTHON_JIT=1")
+    from . import _jitfast
+    _ArrayBase = _jitfast.ArrayBase
+except (ImportError, AttributeError):  # no compiler at install time, or an extension built before it
+    _jitfast = None
+    _ArrayBase = object
 
-class Array:
+
+class Array(_ArrayBase):
     """An immutable n-dimensional array living on a device.
 
     Example:
@@ -182,6 +193,13 @@ class Array:
     def copy_to_host_async(self):
         """Start the transfer of this array to the host, without waiting (a no-op on CPU)."""
         _buffers.copy_to_host_async(self._buf)
+
+
+if _jitfast is not None:
+    # NumPy reads an Array through the buffer protocol before `__array__`: exactly this type
+    # exports its `_buf` (jaxlib's read-only view of the device buffer on CPU); subclasses and the
+    # buffers jaxlib will not export go through `_value()` (core/_jitfast.c, ArrayBase).
+    _jitfast.configure_array(Array)
 
 
 def _reconstruct(value, weak_type):

@@ -2,6 +2,7 @@
 read-only views that outlive the Array; `block_until_ready` and `device_get` over pytrees."""
 import gc
 import io
+import os
 import sys
 from contextlib import redirect_stdout
 
@@ -223,3 +224,71 @@ def test_block_until_ready_on_a_deleted_leaf_names_it():
         core.block_until_ready({"a": a, "b": b})
     with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=f32\[3\]"):
         core.block_until_ready(b)
+
+
+def _c_extension_in_use():
+    import importlib.util
+    return (importlib.util.find_spec("core._jitfast") is not None
+            and os.environ.get("PURENN_PURE_PYTHON_JIT", "") != "1")
+
+
+_buffer_export = pytest.mark.skipif(not _c_extension_in_use(),
+                                    reason="core._jitfast (Array's buffer export) is not in use here")
+
+
+@_buffer_export
+def test_np_asarray_reads_through_the_buffer_protocol_without_python():
+    # NumPy asks for a buffer before it calls __array__: an Array exports its device buffer there
+    # (core/_jitfast.c, ArrayBase), as jax's arrays do, so a fetch runs none of our Python (it ran
+    # __array__ -> _value -> to_numpy, ~0.8 us more than jax's fetch; bench/RESULTS.md, Latency)
+    results = [_f(_x + float(i), _y) for i in range(N_FETCHES)]
+    values, calls = [], []
+    ours = os.path.dirname(core.__file__)
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.startswith(ours):
+            calls.append(frame.f_code.co_name)
+
+    gc.disable()  # its callbacks (core/runtime/client.py) are not part of a fetch
+    sys.setprofile(profile)
+    try:
+        for r in results:
+            values.append(np.asarray(r))
+    finally:
+        sys.setprofile(None)
+        gc.enable()
+    assert calls == [], f"{len(calls)} calls into core in {N_FETCHES} fetches: {sorted(set(calls))}"
+    for i in (0, 1, N_FETCHES - 1):
+        np.testing.assert_allclose(values[i], ((np.arange(8.0) + i) * 0.5 + np.arange(8.0) + i) - 0.5)
+        assert not values[i].flags.writeable
+
+
+@_buffer_export
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "uint32", "bool", "complex64"])
+@pytest.mark.parametrize("shape", [(), (0, 3), (2, 3)])
+def test_memoryview_of_array_holds_numpys_bytes(dtype, shape):
+    host = (np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) * 1.5 - 2)
+    host = (host > 0) if dtype == "bool" else host.astype(dtype)
+    view = memoryview(jnp.asarray(host) + jnp.zeros(shape, dtype))  # a computed buffer
+    assert view.readonly and view.shape == shape and view.itemsize == host.itemsize
+    assert view.tobytes() == host.tobytes()
+
+
+@_buffer_export
+def test_buffer_export_refuses_writes_and_falls_back_as_asarray_does():
+    import ctypes
+    x = _f(_x, _y)
+    with pytest.raises(TypeError, match="not writable"):
+        ctypes.c_char.from_buffer(x)
+    # a dtype the buffer protocol cannot carry is refused by memoryview, read by np.asarray
+    b = jnp.asarray([1.5, -2.0], dtype="bfloat16") * 2
+    with pytest.raises(ValueError):
+        memoryview(b)
+    np.testing.assert_array_equal(np.asarray(b).astype(np.float64), [3.0, -4.0])
+    # a deleted Array: the buffer export names the problem as np.asarray does
+    x.delete()
+    with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=f32\[8\]"):
+        memoryview(x)
+    # a subclass (pmap's ShardedArray) exports its gathered value
+    s = core.device_put_sharded([jnp.arange(3.0), jnp.arange(3.0) + 10], core.local_devices()[:2])
+    assert memoryview(s).tobytes() == np.array([[0, 1, 2], [10, 11, 12]], np.float32).tobytes()
