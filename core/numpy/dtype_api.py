@@ -1,13 +1,24 @@
 """Dtype objects and queries: `jnp.float32(...)`, finfo, iinfo, result_type, promote_types, can_cast."""
 import numpy as np
 
+import ml_dtypes
+
 from .. import dtypes
+
+# ml_dtypes' narrow types that jax.numpy names. purenn arrays cannot hold them (dtypes.SUPPORTED), so
+# their scalar types serve as dtype specifiers (np.dtype(jnp.int4), finfo, issubdtype) and calling one
+# raises a TypeError that says so, instead of jax.numpy's Array of that dtype.
+_NARROW_NAMES = ["float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+                 "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn",
+                 "float4_e2m1fn", "int4", "uint4", "int2", "uint2", "int1", "uint1"]
 
 __all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "bfloat16", "float16", "float32", "float64", "complex64", "complex128", "int_", "uint",
            "float_", "complex_", "dtype", "finfo", "iinfo", "result_type", "promote_types", "can_cast",
            "issubdtype", "isdtype", "integer", "signedinteger", "unsignedinteger", "floating",
-           "complexfloating", "inexact", "number", "generic", "bool", "ndim", "shape", "size"]
+           "complexfloating", "inexact", "number", "generic", "bool", "ndim", "shape", "size",
+           "double", "single", "cdouble", "csingle", "character", "flexible", "object_",
+           *_NARROW_NAMES]
 
 
 class _ScalarMeta(type):
@@ -16,6 +27,12 @@ class _ScalarMeta(type):
 
     def __call__(cls, x):
         from .creation import array
+        if cls.dtype not in dtypes.SUPPORTED:
+            supported = ", ".join(str(d) for d in dtypes.SUPPORTED)
+            raise TypeError(
+                f"jnp.{cls.__name__}({x!r}): purenn arrays cannot hold dtype {cls.dtype} (supported: "
+                f"{supported}); keep such values in NumPy (np.asarray(x, dtype=ml_dtypes.{cls.__name__})) "
+                "and convert to a supported dtype such as float32 or int8 before using them here")
         return array(x, dtype=cls.dtype, copy=False)  # as JAX's asarray: an Array of that dtype is kept
 
     def __eq__(cls, other):
@@ -53,6 +70,18 @@ int_ = int64
 uint = uint64
 float_ = float64
 complex_ = complex128
+# NumPy's C-named aliases, the same objects as in jax.numpy (jnp.double is jnp.float64).
+double, single, cdouble, csingle = float64, float32, complex128, complex64
+# NumPy's abstract and object scalar classes, which jax.numpy re-exports unchanged.
+character, flexible, object_ = np.character, np.flexible, np.object_
+for _name in _NARROW_NAMES:
+    globals()[_name] = _scalar_type(_name, getattr(ml_dtypes, _name))
+del _name
+_NARROW_KINDS = {np.dtype(getattr(ml_dtypes, n)): "f" if n.startswith("float") else "u" if n.startswith("u") else "i"
+                 for n in _NARROW_NAMES}
+_ABSTRACT_PARENTS = {"f": (np.generic, np.number, np.inexact, np.floating),
+                     "i": (np.generic, np.number, np.integer, np.signedinteger),
+                     "u": (np.generic, np.number, np.integer, np.unsignedinteger)}
 
 integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
 floating, complexfloating, inexact, number, generic = np.floating, np.complexfloating, np.inexact, np.number, np.generic
@@ -72,7 +101,8 @@ def finfo(dt):
 
 def iinfo(dt):
     """Machine limits of an integer dtype. Example: `jnp.iinfo(jnp.int8).max` is 127."""
-    return np.iinfo(_as_np_dtype(dt))
+    dt = _as_np_dtype(dt)
+    return ml_dtypes.iinfo(dt) if dt in _NARROW_KINDS else np.iinfo(dt)
 
 
 def _as_np_dtype(x):
@@ -113,8 +143,9 @@ def issubdtype(arg1, arg2):
         return extended
     a = _as_np_dtype(arg1)
     if isinstance(arg2, type) and issubclass(arg2, np.generic) and arg2 in (np.generic, np.number, np.inexact, np.floating, np.complexfloating, np.integer, np.signedinteger, np.unsignedinteger, np.bool_):
-        if a == dtypes.bfloat16:
-            return arg2 in (np.generic, np.number, np.inexact, np.floating)
+        kind = "f" if a == dtypes.bfloat16 else _NARROW_KINDS.get(a)
+        if kind is not None:  # ml_dtypes' types have NumPy kind 'V': place them by what they hold
+            return arg2 in _ABSTRACT_PARENTS[kind]
         return np.issubdtype(a, arg2)
     return a == _as_np_dtype(arg2)
 
@@ -142,15 +173,20 @@ def isdtype(dt, kind):
     dt = _as_np_dtype(dt)
     if isinstance(kind, tuple):
         return any(isdtype(dt, k) for k in kind)
-    names = {"bool": lambda d: d.kind == "b", "signed integer": lambda d: d.kind == "i",
-             "unsigned integer": lambda d: d.kind == "u", "integral": lambda d: d.kind in "iu",
-             "real floating": dtypes.is_float, "complex floating": dtypes.is_complex,
-             "numeric": lambda d: d.kind in "iufc" or d == dtypes.bfloat16}
+    names = {"bool": lambda d: d.kind == "b", "signed integer": lambda d: _kind(d) == "i",
+             "unsigned integer": lambda d: _kind(d) == "u", "integral": lambda d: _kind(d) in ("i", "u"),
+             "real floating": lambda d: _kind(d) == "f", "complex floating": dtypes.is_complex,
+             "numeric": lambda d: _kind(d) in ("i", "u", "f", "c")}
     if isinstance(kind, str):
         if kind not in names:
             raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {sorted(names)}")
         return names[kind](dt)
     return dt == _as_np_dtype(kind)
+
+
+def _kind(dt):
+    """NumPy's kind letter, with bfloat16 and ml_dtypes' narrow types (kind 'V') as 'f', 'i' or 'u'."""
+    return "f" if dt == dtypes.bfloat16 else _NARROW_KINDS.get(dt, dt.kind)
 
 
 def ndim(a):

@@ -21,6 +21,7 @@ from ._util import (asarray_operand, broadcast_shapes, canonicalize_axis, check_
 __all__ = ["norm", "vector_norm", "matrix_norm", "solve", "inv", "det", "slogdet", "cholesky", "qr", "eig",
            "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "matrix_rank", "pinv", "lstsq", "matrix_power", "multi_dot", "cond",
            "outer", "trace", "diagonal", "vecdot", "cross", "matmul", "matrix_transpose",
+           "tensordot", "tensorinv", "tensorsolve",
            "EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
 
 EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
@@ -768,3 +769,65 @@ def matrix_transpose(x, /):
     x = asarray_operand(x)
     _check_matrix("matrix_transpose", x)
     return _T(x)
+
+
+# ----- tensor forms: products, inverses and solves over groups of axes ----------------------------
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    """`numpy.linalg.tensordot`: the array-API spelling of `core.numpy.tensordot` (`axes` keyword-only).
+
+    >>> jnp.linalg.tensordot(jnp.ones((2, 3)), jnp.ones((3, 4)), axes=1).shape
+    (2, 4)
+    """
+    from .products import tensordot as _tensordot
+    return _tensordot(x1, x2, axes, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def tensorinv(a, ind=2):
+    """The inverse of `a` under `tensordot(.., .., ind)`, as `numpy.linalg.tensorinv`.
+
+    `a`'s first `ind` axes (the "output" group) and its remaining axes must hold equally many
+    elements; the result has shape `a.shape[ind:] + a.shape[:ind]`, and is the matrix inverse of `a`
+    flattened to that square matrix.
+
+    >>> a = jnp.eye(6).reshape(6, 2, 3)
+    >>> jnp.linalg.tensorinv(a, ind=1).shape
+    (2, 3, 6)
+    """
+    (a,) = _inexact("tensorinv", a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"tensorinv: ind must be a positive integer, got ind={ind}.")
+    rows, cols = a.shape[:ind], a.shape[ind:]
+    n_rows, n_cols = int(np.prod(rows)), int(np.prod(cols))
+    if n_rows != n_cols:
+        raise ValueError(f"tensorinv: the first ind={ind} axes of a (shape {rows}, {n_rows} elements) must hold as "
+                         f"many elements as the rest (shape {cols}, {n_cols}); got a of shape {a.shape}.")
+    return lax.reshape(inv(lax.reshape(a, (n_rows, n_cols))), cols + rows)
+
+
+def tensorsolve(a, b, axes=None):
+    """Solve `tensordot(a, x, x.ndim) == b` for x, as `numpy.linalg.tensorsolve`.
+
+    `axes` (optional) are axes of `a` moved to the end, in that order, before solving; then `a`'s
+    leading axes must have `b`'s shape, and its trailing axes (x's shape) as many elements as `b`.
+
+    >>> a = jnp.eye(6).reshape(2, 3, 6)
+    >>> jnp.linalg.tensorsolve(a, jnp.ones((2, 3))).shape
+    (6,)
+    """
+    a, b = _inexact("tensorsolve", a, b)
+    if axes is not None:
+        order = [i for i in range(a.ndim) if i not in {canonicalize_axis(k, a.ndim, "tensorsolve") for k in axes}]
+        order += [canonicalize_axis(k, a.ndim, "tensorsolve") for k in axes]
+        a = lax.transpose(a, tuple(order))
+    x_shape = a.shape[b.ndim:]
+    if a.shape[:b.ndim] != b.shape:
+        raise ValueError(f"tensorsolve: after moving axes, the leading axes of a (shape {a.shape}) must match "
+                         f"b's shape {b.shape}.")
+    n = int(np.prod(x_shape))
+    if b.size != n:
+        raise ValueError(f"tensorsolve: a's trailing axes {x_shape} ({n} elements) must hold as many elements "
+                         f"as b (shape {b.shape}, {b.size}); got a of shape {a.shape}.")
+    x = solve(lax.reshape(a, (b.size, n)), lax.reshape(b, (b.size,)))
+    return lax.reshape(x, x_shape)
