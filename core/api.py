@@ -239,9 +239,15 @@ def _may_remember(values):
     return all(type(v) is Array and v._device is None for v in values)
 
 
+def _wrap_arrays(bufs, avals):
+    """A program's output buffers as uncommitted Arrays (built in C when the extension is there:
+    `_jitfast.wrap_arrays`)."""
+    return [Array(b, av) for b, av in zip(bufs, avals)]
+
+
 def _finish_outputs(out_tree, outs, out_avals):
     """The fast path's results (jaxlib arrays) as Arrays, in the function's output structure."""
-    return tree_unflatten(out_tree, [Array(b, av) for b, av in zip(outs, out_avals)])
+    return tree_unflatten(out_tree, _wrap_arrays(outs, out_avals))
 
 
 try:  # jit's fast path in C (core/_jitfast.c), built at install time where there is a compiler
@@ -249,6 +255,7 @@ try:  # jit's fast path in C (core/_jitfast.c), built at install time where ther
         raise ImportError("PURENN_PURE_PYTHON_JIT=1")
     from . import _jitfast
     _jitfast.configure(_trace_state, EvalTrace, _flags, Array, _finish_outputs)
+    _wrap_arrays = getattr(_jitfast, "wrap_arrays", _wrap_arrays)   # an extension built before it lacks it
     _JitBase = _jitfast.JitBase
 except ImportError:
     _jitfast = None
@@ -553,7 +560,7 @@ class _JitFunction(_JitBase):
         except RuntimeError:  # e.g. a deleted (donated) argument: the general path names it
             return _MISS
         _count_execution()
-        return out_treedef.unflatten([Array(b, av) for b, av in zip(outs, out_avals)])
+        return out_treedef.unflatten(_wrap_arrays(outs, out_avals))
 
     def _remember_tree(self, args, flat, program, consts, out_tree, token):
         """Keep this signature for `_tree_call`, when it qualifies (as `_remember_fast`'s do) and

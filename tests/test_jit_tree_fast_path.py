@@ -144,3 +144,22 @@ def test_a_config_change_forgets_the_remembered_executables(lookups):
     step(_state(), {"x": jnp.ones(4)})         # a new config token: remembered again
     step(_state(), {"x": jnp.ones(4)})
     assert lookups["n"] == n + 2
+
+
+def test_outputs_built_in_c_are_the_arrays_python_builds():
+    """The fast paths wrap output buffers with `_jitfast.wrap_arrays` when the extension has it:
+    each Array has the buffer, the aval, no host copy, no device commitment and the fast-path key
+    that `Array(buf, aval)` gives, and behaves the same."""
+    from core.array import Array
+    x = jnp.arange(3.0)
+    bufs = [(x + 1)._buf, (x * 2)._buf]
+    avals = [x.aval, x.aval]
+    built, reference = api._wrap_arrays(bufs, avals), [Array(b, av) for b, av in zip(bufs, avals)]
+    for a, r in zip(built, reference):
+        assert type(a) is Array and a._buf is r._buf and a.aval is r.aval
+        assert a._npy is None and a._device is None and not a.committed and a._fkey == r._fkey
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(r))
+    if getattr(api, "_jitfast", None) is not None and hasattr(api._jitfast, "wrap_arrays"):
+        assert api._wrap_arrays is api._jitfast.wrap_arrays
+        with pytest.raises(ValueError, match="fewer avals than buffers"):
+            api._wrap_arrays(bufs, avals[:1])
