@@ -833,10 +833,12 @@ import numpy as np
 from train.checkpoint import Checkpointer
 
 ck = Checkpointer(sys.argv[1], keep=2, background=sys.argv[2] == "background")
-step = (ck.latest_step() or 0) + 1
+step = first = (ck.latest_step() or 0) + 1
 while True:
     ck.save(step, {"w": np.full((512, 512), step, np.float32), "n": np.arange(step, step + 3),
                    "h": np.full(1000, step, np.int32)}, {"step_seen": step})
+    if step == first:
+        ck.wait()   # the first line means a commit in both modes (a background save returns before it)
     print(step, flush=True)
     step += 1
 """
