@@ -41,23 +41,30 @@ __all__ = ["custom_linear_solve", "custom_root", "linear_solve_p"]
 
 # ----- tracing the user's functions and checking what they return -----------------------------------
 
-def _check_like_b(name, closed, out_tree, tree, avals, has_aux=False):
-    """`name`'s output (its first element with `has_aux`) must have b's structure, shapes and dtypes."""
+def _check_output_like(api, name, closed, out_tree, tree, avals, has_aux, *, like, shape_error, shape_words):
+    """`api`'s user function `name`: its output (the first element with `has_aux`) must have the
+    structure, shapes and dtypes of `like` (`tree`, `avals`); `shape_error(...shape_words...)` if not."""
     out_avals = closed.out_avals
     if has_aux:
         children = treedef_children(out_tree)
         if len(children) != 2:
-            raise TypeError(f"custom_linear_solve: {name} with has_aux=True must return a pair (x, aux), got "
+            raise TypeError(f"{api}: {name} with has_aux=True must return a pair (x, aux), got "
                             f"{_show(out_tree, out_avals)}.")
         out_tree = children[0]
         out_avals = out_avals[:out_tree.num_leaves]
     if out_tree != tree:
-        raise TypeError(f"custom_linear_solve: {name}() output pytree structure must match b, got "
-                        f"{_show(out_tree, out_avals)} and b {_show(tree, avals)}.")
+        raise TypeError(f"{api}: {name}() output pytree structure must match {like}, got "
+                        f"{_show(out_tree, out_avals)} and {like} {_show(tree, avals)}.")
     for got, want in zip(out_avals, avals, strict=True):
         if got.shape != want.shape or got.dtype != want.dtype:
-            raise ValueError(f"custom_linear_solve: {name}() output shapes must match b, got "
-                             f"{_show(out_tree, out_avals)} for b {_show(tree, avals)}.")
+            raise shape_error(f"{api}: {name}() output {shape_words} must match {like}, got "
+                              f"{_show(out_tree, out_avals)} for {like} {_show(tree, avals)}.")
+
+
+def _check_like_b(name, closed, out_tree, tree, avals, has_aux=False):
+    """`name`'s output (its first element with `has_aux`) must have b's structure, shapes and dtypes."""
+    _check_output_like("custom_linear_solve", name, closed, out_tree, tree, avals, has_aux, like="b",
+                       shape_error=ValueError, shape_words="shapes")
 
 
 def _transposed_matvec(matvec_closed, avals):
@@ -266,21 +273,8 @@ batching.axis_batching_rules[linear_solve_p] = _linear_solve_batch_rule
 # ----- custom_root ----------------------------------------------------------------------------------
 
 def _check_root_tree(name, closed, out_tree, tree, avals, has_aux=False):
-    out_avals = closed.out_avals
-    if has_aux:
-        children = treedef_children(out_tree)
-        if len(children) != 2:
-            raise TypeError(f"custom_root: {name} with has_aux=True must return a pair (x, aux), got "
-                            f"{_show(out_tree, out_avals)}.")
-        out_tree = children[0]
-        out_avals = out_avals[:out_tree.num_leaves]
-    if out_tree != tree:
-        raise TypeError(f"custom_root: {name}() output pytree structure must match initial_guess, got "
-                        f"{_show(out_tree, out_avals)} and initial_guess {_show(tree, avals)}.")
-    for got, want in zip(out_avals, avals, strict=True):
-        if got.shape != want.shape or got.dtype != want.dtype:
-            raise TypeError(f"custom_root: {name}() output shapes and dtypes must match initial_guess, got "
-                            f"{_show(out_tree, out_avals)} for initial_guess {_show(tree, avals)}.")
+    _check_output_like("custom_root", name, closed, out_tree, tree, avals, has_aux, like="initial_guess",
+                       shape_error=TypeError, shape_words="shapes and dtypes")
 
 
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
