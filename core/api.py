@@ -27,7 +27,7 @@ import weakref
 import numpy as np
 
 from . import dispatch, dtypes, key_reuse, traceback_util
-from .array import Array, asarray_device, copy_array, device_put, is_cached_buffer
+from .array import Array, _scalar_cache_keys, asarray_device, copy_array, device_put, is_cached_buffer
 from .avals import ShapedArray, ShapeDtypeStruct
 from .config import config
 from .interpreters import ad, batching, lowering, partial_eval
@@ -226,6 +226,7 @@ _fast_key_of = operator.attrgetter("_fkey")
 _buf_of = operator.attrgetter("_buf")
 _new_array = Array.__new__
 _MISS = object()   # `_tree_call`'s "not served here"
+_CACHED_BUFFER_IDS = _scalar_cache_keys.keys()   # a live view of the ids of the scalar cache's buffers
 _count_execution = _executable.count_execution  # empties jaxlib's release queue now and then
 _flags = config.__dict__
 
@@ -553,8 +554,12 @@ class _JitFunction(_JitBase):
             return _MISS
         _, execute, handlers, const_bufs, out_avals, out_treedef, donated = entry
         bufs = [x._buf for x in leaves]
-        if donated and (any(is_cached_buffer(bufs[i]) for i in donated) or len(set(map(id, bufs))) < len(bufs)):
-            return _MISS
+        if donated:
+            ids = list(map(id, bufs))
+            # set operations in C first; the exact check only when a buffer's id is in the cache's
+            if len(set(ids)) < len(ids) or not _CACHED_BUFFER_IDS.isdisjoint(ids) \
+                    and any(is_cached_buffer(bufs[i]) for i in donated):
+                return _MISS
         try:
             outs = execute(const_bufs + bufs if const_bufs else bufs).consume_with_handlers(handlers)
         except RuntimeError:  # e.g. a deleted (donated) argument: the general path names it

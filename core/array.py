@@ -360,6 +360,12 @@ def device_put(x, device=None):
     Example: `core.device_put(np.ones(3))` returns an Array on the default device. With a device,
     the result is committed to it, and eager operations on it run there.
     """
+    if device is None and type(x) is np.ndarray:
+        # the commonest call (a batch's arrays, put by a prefetch thread): skip the pytree walk and
+        # the checks a dtype that is already canonical does not need (~8 of ~15 us an array)
+        aval = _ndarray_aval(x)
+        if aval is not None:
+            return Array(_buffers.put(x, aval), aval)
     from .tree_util import physical_map  # a typed key's data is placed (core/tree_util.py)
 
     def put_one(v):
@@ -376,6 +382,25 @@ def device_put(x, device=None):
         return asarray_device(arr._value(), weak_type=arr.aval.weak_type, device=device)
 
     return physical_map(put_one, x)
+
+
+# the avals of the NumPy arrays `device_put` placed, by (shape, dtype): only dtypes that are
+# canonical whatever `enable_x64` says, so an entry never goes stale
+_NDARRAY_AVALS = {}
+_ALWAYS_CANONICAL = frozenset(np.dtype(t) for t in (np.float32, np.int32, np.uint32, np.bool_, np.float16,
+                                                    np.int8, np.uint8, np.int16, np.uint16, np.complex64))
+
+
+def _ndarray_aval(x):
+    """The aval of NumPy array `x` when its dtype is canonical in every mode and its byte order
+    native (anything else takes `to_array`'s way), else None."""
+    key = (x.shape, x.dtype)
+    aval = _NDARRAY_AVALS.get(key)
+    if aval is None and x.dtype in _ALWAYS_CANONICAL and x.dtype.isnative:
+        if len(_NDARRAY_AVALS) > 256:
+            _NDARRAY_AVALS.clear()
+        aval = _NDARRAY_AVALS[key] = ShapedArray(x.shape, x.dtype, False)
+    return aval
 
 
 def device_get(x):

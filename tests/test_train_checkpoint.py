@@ -784,6 +784,33 @@ def test_background_save_returns_before_its_commit_and_wait_commits(tmp_path, mo
     assert meta["note"] == "three"
 
 
+@pytest.mark.parametrize("background", [False, True], ids=["sync", "background"])
+def test_before_commit_runs_after_the_files_and_before_the_rename(tmp_path, background):
+    """`before_commit` (the trainer syncs its logs there) runs on the committing thread once the
+    step's files are written and before the step is renamed into place; an OSError it raises
+    fails the save like a failed write: the step leaves no trace, the error names the file."""
+    ck = Checkpointer(tmp_path, keep=None, background=background)
+    seen = []
+
+    def look():
+        tmps = [n for n in os.listdir(tmp_path) if n.startswith("1.tmp-")]
+        seen.append((os.path.exists(tmp_path / "1"), sorted(os.listdir(tmp_path / tmps[0])) if tmps else None,
+                     threading.current_thread() is threading.main_thread()))
+
+    ck.save(1, _simple(1), {}, before_commit=look)
+    ck.wait()
+    assert seen == [(False, sorted([checkpoint.ARRAYS, checkpoint.META, checkpoint.COMMIT]), not background)]
+    assert ck.steps() == [1]
+
+    def fail():
+        raise OSError(errno.EIO, "Input/output error", str(tmp_path / "metrics.jsonl"))
+
+    with pytest.raises(CheckpointError, match=r"step 2 failed writing .*metrics\.jsonl: .*Input/output"):
+        ck.save(2, _simple(2), {}, before_commit=fail)
+        ck.wait()
+    assert ck.steps() == [1] and sorted(os.listdir(tmp_path)) == ["1"]
+
+
 def test_background_save_writes_the_values_of_its_call(tmp_path, monkeypatch):
     """What a background save writes is the tree as it was when `save` was called, though the
     caller then changes its NumPy arrays in place and donates its device arrays to a jitted step

@@ -281,8 +281,13 @@ def _versions():
 _VERSIONS = None
 
 
-def _meta_bytes(step, meta, leaves, metric_entry):
+def _warm_versions():
     global _VERSIONS
+    if _VERSIONS is None:
+        _VERSIONS = _versions()
+
+
+def _meta_bytes(step, meta, leaves, metric_entry):
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
@@ -291,8 +296,7 @@ def _meta_bytes(step, meta, leaves, metric_entry):
         if key in meta and not (key == "step" and meta[key] == step):
             raise CheckpointError(f"Checkpointer.save: meta key {key!r} is reserved (the "
                                   f"checkpointer writes {', '.join(_RESERVED_META)}); rename it")
-    if _VERSIONS is None:
-        _VERSIONS = _versions()
+    _warm_versions()
     full = dict(meta, step=step, format_version=FORMAT_VERSION, versions=_VERSIONS, leaves=leaves)
     if metric_entry is not None:
         full["metric"] = metric_entry
@@ -649,6 +653,10 @@ class Checkpointer:
         self._writer = None          # the thread committing a background save, while it runs
         self._metrics = {}           # step -> metric value (None: no usable metric)
         self._delete_tmp_leftovers()
+        if self.background and _VERSIONS is None:
+            # reading the installed versions (importlib.metadata) costs ~15 ms; done now on a
+            # thread of its own, it overlaps the caller's set-up instead of the first save
+            threading.Thread(target=_warm_versions, name="checkpoint-versions", daemon=True).start()
 
     # -- listing ------------------------------------------------------------------------------
 
@@ -693,12 +701,16 @@ class Checkpointer:
         if err is not None:
             raise err
 
-    def save(self, step, tree, meta=None, metric=None):
+    def save(self, step, tree, meta=None, metric=None, before_commit=None):
         """Write `tree` (arrays, numbers, None) and `meta` (a JSON-able dict) as checkpoint `step`,
         atomically; returns its path. `metric` is the value `keep_best` ranks by. An existing step
         is never overwritten; a failed write raises CheckpointError naming the file and errno,
         leaving no trace of this step and earlier checkpoints untouched (with `background`, the
-        write's error is raised by the next `save` or `wait()`)."""
+        write's error is raised by the next `save` or `wait()`). `before_commit()`, if given, runs
+        after the files are written and before the step is renamed into place, on the committing
+        thread: the trainer syncs its logs there, so that they are durable up to a step before
+        the step is, without the caller waiting for the disk; an OSError it raises fails the save
+        as a failed write does."""
         self.wait()
         step = _step_arg(step, "save")
         final = self._step_dir(step)
@@ -710,14 +722,14 @@ class Checkpointer:
         arrays, leaves = _host_leaves(tree)
         meta_data = _meta_bytes(step, meta, leaves, metric_entry)
         if not self.background:
-            self._commit(step, final, arrays, meta_data, metric_entry)
+            self._commit(step, final, arrays, meta_data, metric_entry, before_commit)
             return final
         # the caller may change its NumPy arrays once save returns: the thread writes copies of
         # the writeable ones (arrays fetched from the device are read-only views that the
         # runtime keeps intact even when their buffers are donated to the next step)
         arrays = [(key, arr.copy() if arr.flags.writeable else arr) for key, arr in arrays]
         self._writer = threading.Thread(target=self._commit_in_background, name=f"checkpoint-{step}",
-                                        args=(step, final, arrays, meta_data, metric_entry))
+                                        args=(step, final, arrays, meta_data, metric_entry, before_commit))
         self._writer.start()
         return final
 
@@ -727,7 +739,7 @@ class Checkpointer:
         except BaseException as e:     # kept for the caller's next save or wait()
             self._pending_error = e
 
-    def _commit(self, step, final, arrays, meta_data, metric_entry):
+    def _commit(self, step, final, arrays, meta_data, metric_entry, before_commit=None):
         """Write, sync and rename checkpoint `step` into place, then drop old steps."""
         tmp = os.path.join(self.directory, f"{step}.tmp-{os.urandom(8).hex()}")
         current = tmp
@@ -751,6 +763,8 @@ class Checkpointer:
             _write_file(current, lambda s: s.write(json.dumps(commit, indent=1).encode()))
             current = tmp
             _fsync_dir(tmp)
+            if before_commit is not None:
+                before_commit()
             if os.path.lexists(final):  # appeared while we wrote (another writer)
                 raise FileExistsError(_errno.EEXIST, "the step appeared during the save", final)
             current = final

@@ -658,13 +658,16 @@ class _Loop:
             meta["dp"] = r.dp.meta()
         metric_name = self.cfg.checkpoint.keep_best_metric
         metric = self.last_eval.get(metric_name) if metric_name else None
+        # the records so far go to the OS now and are synced by the commit, before the step is
+        # renamed into place (the main thread does not wait for the disk)
+        self.log.flush(sync=False)
         try:
-            path = self.ckpt.save(self.step, r._host_state(self.state), meta, metric=metric)
+            path = self.ckpt.save(self.step, r._host_state(self.state), meta, metric=metric,
+                                  before_commit=self.log.sync)
         except CheckpointError:
             self.log.flush()
             raise
         self.last_saved = self.step
-        self.log.flush()
         return path
 
     def _committed(self):
@@ -721,7 +724,9 @@ def _start_fetch(pending, width):
     program stacking a whole interval of `log_every: 20000` would take minutes to compile). The
     values are the float32 values the step returned, unchanged. Anything else (the (devices, k)
     metrics of a pmapped step) is fetched as it is."""
-    shapes = {(getattr(v, "shape", None), getattr(v, "dtype", None)) for v in pending}
+    # the step's outputs share one aval object (jit's fast path), so the common case is one set
+    avals = {id(getattr(v, "aval", None)): getattr(v, "aval", None) for v in pending}
+    shapes = {(getattr(a, "shape", None), getattr(a, "dtype", None)) for a in avals.values()}
     if len(shapes) != 1 or len(next(iter(shapes))[0] or ()) != 1 or next(iter(shapes))[1] != np.float32:
         return list(pending), None
     chunk = min(max(width, 1), _STACK_STEPS)
@@ -739,9 +744,17 @@ def _finish_fetch(started):
     return np.concatenate([np.asarray(p) for p in parts])[:count] if parts else np.zeros((0, 0), np.float32)
 
 
-@core.jit
+_STACKERS = {}   # chunk length -> its jitted stacking program
+
+
 def _stack_rows(vectors):
-    return jnp.stack(vectors)
+    """`vectors` stacked on the device by a program of their count's own: a run uses one count,
+    and a process that runs configs with several logging intervals (a notebook, the tests) never
+    retraces one function across counts (jit warns when a function keeps retracing)."""
+    stack = _STACKERS.get(len(vectors))
+    if stack is None:
+        stack = _STACKERS.setdefault(len(vectors), core.jit(jnp.stack))
+    return stack(vectors)
 
 
 @core.jit
@@ -779,14 +792,19 @@ class _Interval:
 
     def fold(self):
         """(count, sums): the carried sums plus this interval's fetched metrics, in step order."""
-        count, sums = self.count, dict(self.sums)
-        names = self.names
-        for row in _finish_fetch(self._fetch):
-            row = row.reshape(-1, len(names))[0]      # pmapped: one row per device, all equal
-            for k, v in zip(names, row.tolist()):
-                sums[k] = sums.get(k, 0.0) + v
-            count += 1
-        return count, sums
+        sums, names = dict(self.sums), self.names
+        rows = _finish_fetch(self._fetch)
+        if not len(rows):
+            return self.count, sums
+        if isinstance(rows, list):     # pmapped: one row per device, all equal
+            rows = np.stack([r.reshape(-1, len(names))[0] for r in rows])
+        # float64 sums added one step at a time, in step order (cumsum adds sequentially, as a
+        # Python loop would): a resumed run's sums are bitwise those of the uninterrupted run
+        table = np.empty((len(rows) + 1, len(names)), np.float64)
+        table[0] = [sums.get(k, 0.0) for k in names]
+        table[1:] = rows
+        sums.update(zip(names, np.cumsum(table, axis=0)[-1].tolist()))
+        return self.count + len(rows), sums
 
     def counters(self):
         """The non-finite counters at the interval's end on the host, or None if not copied."""
