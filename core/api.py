@@ -35,6 +35,7 @@ from .interpreters.staging import trace_to_jaxpr
 from .ir import consts_as_args, Var
 from .runtime import executable as _executable
 from .trace import EvalTrace, Primitive, Tracer, current_trace
+from .tokens import Token, abstract_token, is_token
 from .trace import _state as _trace_state
 from .tree_util import (fast_registry, logical_structure, physical_flatten, physical_flatten_with_path, tree_flatten,
                         tree_unflatten, typed_leaf_mask)
@@ -166,6 +167,8 @@ def _arg_aval(x, describe):
     if isinstance(x, (Array, Tracer)):
         return x.aval
     t = type(x)
+    if t is Token:
+        return abstract_token
     if t in (bool, int, float, complex):
         return ShapedArray((), dtypes.scalar_type_default(t), t is not bool)
     if isinstance(x, (np.ndarray, np.generic)):
@@ -385,7 +388,7 @@ class _JitFunction(_JitBase):
             out = self.fun(*full_args, **d_kwargs, **dict(static_kwargs))
             flat_out, out_tree = physical_flatten(out)  # a typed key's data (core/tree_util.py)
             for leaf in flat_out:
-                if not isinstance(leaf, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)):
+                if not isinstance(leaf, (Array, Tracer, Token, np.ndarray, np.generic, bool, int, float, complex)):
                     raise TypeError(f"{self.fun_name} returned a value of type {type(leaf)} inside jit; a "
                                     "jitted function must return arrays, scalars or pytrees of them.")
             out_store["tree"] = out_tree
@@ -523,6 +526,8 @@ class _JitFunction(_JitBase):
             return
         exe, out_avals = dispatch.executable_for(jit_p, tuple(v.aval for v in values),
                                                  {"name": self._name_param, "jaxpr": program})
+        if abstract_token in out_avals:  # a token result is made by `dispatch`, not by the executable
+            return
         key = tuple(a.aval.type_id for a in args)
         if len(key) == 1:
             key = key[0]  # as __call__ looks one-argument signatures up
@@ -589,6 +594,8 @@ class _JitFunction(_JitBase):
             params["donated_invars"] = mask = self._donated_invars(args, consts, flat)[0]
             donated = tuple(i - len(consts) for i, m in enumerate(mask) if m)
         exe, out_avals = dispatch.executable_for(jit_p, tuple(v.aval for v in list(consts) + list(flat)), params)
+        if abstract_token in out_avals:  # as in `_remember_fast`
+            return
         entry = (token, exe.loaded.execute_sharded, exe.handlers, [c._buf for c in consts], out_avals, out_treedef,
                  donated)
         with _cache_lock:
@@ -728,6 +735,9 @@ class Lowered:
         return _executable.module_cost_analysis(self.as_text())
 
     def compile(self):
+        avals = list(self._program.in_avals) + list(self._program.out_avals)
+        if abstract_token in avals:  # tokens never cross a program boundary (core/tokens.py): dispatch runs it
+            return _TokenCompiled(self)
         text, callbacks = self._module()
         device = self._jitted.device
         if callbacks:
@@ -735,6 +745,23 @@ class Lowered:
         else:
             exe = _executable.compile_module(text, self._program.out_avals, device)
         return Compiled(exe, self._consts, self._out_tree, self._program.in_avals, self._donated)
+
+
+class _TokenCompiled:
+    """`Lowered.compile()` of a program with token arguments or results: called through
+    `core/dispatch.py`, which makes the tokens inside the program and returns fresh ones."""
+
+    def __init__(self, lowered):
+        self._lowered = lowered
+
+    def __call__(self, *args, **kwargs):
+        low = self._lowered
+        flat, _ = physical_flatten((args, kwargs))
+        for x, expected in zip(flat, low._program.in_avals[len(low._consts):], strict=True):
+            if _arg_aval(x, lambda: "") != expected and (is_token(x) or expected == abstract_token):
+                raise TypeError(f"Compiled function expects {expected.str_short()}, got {_arg_aval(x, str).str_short()}")
+        outs = jit_p.bind(*low._consts, *flat, name=low._jitted._name_param, jaxpr=low._program)
+        return tree_unflatten(low._out_tree, outs)
 
 
 class Compiled:

@@ -12,6 +12,7 @@ import numpy as np
 from . import traceback_util
 from .array import Array, to_array
 from .interpreters.batching import vmap_flat
+from .tokens import Token, is_token
 from .trace import Tracer
 from .tree_util import (is_typed_leaf, keystr, physical_flatten, tree_flatten, tree_flatten_with_path, tree_leaves,
                         tree_structure, tree_unflatten)
@@ -127,7 +128,7 @@ def _typed_out_axis(ax, rank, i, fun_name, transform="vmap"):
 
 
 def _as_operand(x, fun_name, output=False):
-    if isinstance(x, (Array, Tracer)):
+    if isinstance(x, (Array, Tracer, Token)):
         return x
     if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic)):
         return to_array(x)
@@ -155,6 +156,10 @@ def _leaf_description(i, in_tree, fun):
 def _normalize_axis(ax, x, i, in_tree, fun, transform="vmap"):
     if ax is None:
         return None
+    if is_token(x):
+        raise ValueError(f"{transform} was requested to map its {_leaf_description(i, in_tree, fun)} along axis "
+                         f"{ax}, but it is a token, which has no axes (one token orders the effects of every "
+                         "example); give it in_axes None.")
     ndim = x.ndim
     if not -ndim <= ax < ndim:
         raise ValueError(

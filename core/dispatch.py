@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes
 from .array import Array, to_array
+from .tokens import Token, abstract_token
 from .config import config as _config
 from .trace import _state as _trace_state, EvalTrace
 from .interpreters import lowering
@@ -156,6 +157,10 @@ def _apply_slow(prim, args, params):
     device = None
     for a in args:
         if type(a) is not Array:
+            if type(a) is Token:  # no buffer: made inside the program (_TokenProgram)
+                avals.append(abstract_token)
+                bufs.append(None)
+                continue
             a = to_array(a)
         avals.append(a.aval)
         bufs.append(a._buf)
@@ -171,6 +176,8 @@ def _apply_slow(prim, args, params):
         entry = _compile_primitive(prim, key[1], params, device)
         eager_cache.put(key, entry)
     exe, out_avals = entry
+    if type(exe) is _TokenProgram:
+        return exe.run(prim, args, bufs, device)
     if device is not None:
         bufs = _move_to([a if type(a) is Array else to_array(a) for a in args], device)
     try:
@@ -204,16 +211,67 @@ def executable_for(prim, avals, params, device=None):
 def _compile_primitive(prim, avals, params, device):
     out = prim.abstract_eval(*avals, **params)
     out_avals = tuple(out) if prim.multiple_results else (out,)
+    if abstract_token in avals or abstract_token in out_avals:
+        return _TokenProgram(prim, avals, out_avals, params, device), out_avals
     text, callbacks = lower_to_module(
         _module_name(prim, params), list(avals), list(out_avals),
         lambda f: lowering.lower_equation(f, prim, f.args, list(avals), list(out_avals), params),
         params.get("donated_invars"))
+    return _compile_text(text, out_avals, device, callbacks), out_avals
+
+
+def _compile_text(text, out_avals, device, callbacks):
     device = device or _client.backend().default_device
     if callbacks:
-        exe = _executable.compile_module_with_callbacks(text, out_avals, device, callbacks)
-    else:
-        exe = _executable.compile_module(text, out_avals, device)
-    return exe, out_avals
+        return _executable.compile_module_with_callbacks(text, out_avals, device, callbacks)
+    return _executable.compile_module(text, out_avals, device)
+
+
+class _TokenProgram:
+    """The executable of an application with token operands or results (core/tokens.py): tokens
+    never cross a program boundary, so the compiled `main` takes only the array operands (each
+    token operand is a `stablehlo.create_token` inside) and returns only the array results; `run`
+    puts a fresh `Token` where each token result was. With no array result nothing is compiled or
+    run (`create_token()`, `after_all(t)` eagerly): a token holds no data."""
+
+    def __init__(self, prim, avals, out_avals, params, device):
+        self.is_token_in = [a == abstract_token for a in avals]
+        self.is_token_out = [a == abstract_token for a in out_avals]
+        self.exe = None
+        array_outs = [a for a in out_avals if a != abstract_token]
+        if not array_outs:
+            return
+        array_ins = [a for a in avals if a != abstract_token]
+        donated = params.get("donated_invars")
+        if donated:
+            donated = [d for d, t in zip(donated, self.is_token_in) if not t]
+
+        def emit(f):
+            given = iter(f.args)
+            ins = [f.op("stablehlo.create_token", [], [lowering.TOKEN_TYPE]) if t else next(given)
+                   for t in self.is_token_in]
+            outs = lowering.lower_equation(f, prim, ins, list(avals), list(out_avals), params)
+            return [v for v, t in zip(outs, self.is_token_out) if not t]
+        text, callbacks = lower_to_module(_module_name(prim, params), array_ins, array_outs, emit, donated)
+        self.exe = _compile_text(text, tuple(array_outs), device, callbacks)
+        self.array_avals = array_outs
+
+    def run(self, prim, args, bufs, device):
+        arrays = iter(())
+        if self.exe is not None:
+            if device is not None:
+                bufs = _move_to([a if type(a) is Array else to_array(a) for a, t in zip(args, self.is_token_in)
+                                 if not t], device)
+            else:
+                bufs = [b for b, t in zip(bufs, self.is_token_in) if not t]
+            try:
+                outs = self.exe(bufs)
+            except RuntimeError:
+                _raise_if_deleted(args)
+                raise
+            arrays = iter([Array(b, a, device) for b, a in zip(outs, self.array_avals, strict=True)])
+        results = [Token() if t else next(arrays) for t in self.is_token_out]
+        return results if prim.multiple_results else results[0]
 
 
 def _module_name(prim, params):

@@ -67,7 +67,7 @@ def test_every_linear_primitive_has_a_transpose_rule():
 
 
 # Primitives with no operands are never batched: vmap applies them as they are.
-NO_OPERANDS = ["iota", "axis_index"]
+NO_OPERANDS = ["iota", "axis_index", "create_token"]
 
 
 def test_every_primitive_has_a_batching_rule():

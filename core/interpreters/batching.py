@@ -28,6 +28,7 @@ from ..config import config
 from ..trace import Trace, Tracer, current_trace, escaped_tracer_error, set_current_trace
 from ..traceback_util import user_source_info
 from ..ir import intern as intern_jaxpr
+from ..tokens import is_token
 from .evaluation import eval_jaxpr
 from .staging import check_leaks
 
@@ -324,7 +325,7 @@ def vmap_flat(fun, vals, in_dims, out_dims, axis_size, axis_name=None, fun_name=
         results = []
         for i, (o, dst) in enumerate(zip(outs, out_dims, strict=True)):
             v, d = trace.lift(o)
-            if dst is None:
+            if dst is None or (d is None and is_token(v)):  # a token has no lanes: returned as it is
                 if d is not None:
                     raise ValueError(
                         f"vmap of {name}: output {i} has out_axes None, but it depends on the mapped inputs "
@@ -356,7 +357,7 @@ def batch_fun(fun, vals, in_dims, axis, out_dims, fun_name="<fun>"):
         results, dims = [], []
         for o, dst in zip(outs, out_dims, strict=True):
             v, d = trace.lift(o)
-            if dst is not None:
+            if dst is not None and not (d is None and is_token(v)):  # a token stays unbatched
                 v, d = move_bdim(v, d, dst, axis.size), dst
             results.append(v)
             dims.append(d)

@@ -14,6 +14,7 @@ import re
 import numpy as np
 
 from .. import dtypes
+from ..tokens import AbstractToken
 
 rules = {}
 
@@ -42,7 +43,12 @@ def tensor_type(shape, dtype):
     return f"tensor<{dims}{element_type(dtype)}>"
 
 
+TOKEN_TYPE = "!stablehlo.token"
+
+
 def aval_type(aval):
+    if type(aval) is AbstractToken:
+        return TOKEN_TYPE
     return tensor_type(aval.shape, aval.dtype)
 
 

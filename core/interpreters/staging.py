@@ -15,6 +15,7 @@ import numpy as np
 from .. import errors
 from ..array import Array, to_array
 from ..config import config
+from ..tokens import Token
 from ..ir import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, _Names, _pp_eqn
 from ..trace import Trace, Tracer, escaped_tracer_error, set_current_trace
 from ..traceback_util import _file_is_internal, user_source_info
@@ -201,6 +202,8 @@ class StagingTrace(Trace):
             if not getattr(x._trace, "alive", True):
                 raise escaped_tracer_error(x)
             return self._const(x)  # a value of an enclosing trace: closed over
+        if type(x) is Token:  # a closed-over token: an argument of the program, as an array would be
+            return self._const(x)
         if type(x) is not Array:
             x = to_array(x)
         if x.aval.ndim == 0:

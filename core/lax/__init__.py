@@ -21,6 +21,7 @@ from .mulhi import *  # noqa: F401,F403
 from .total_order import *  # noqa: F401,F403
 from .compositions import *  # noqa: F401,F403
 from .program_control import *  # noqa: F401,F403
+from .tokens import *  # noqa: F401,F403
 from .solves import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import _base  # noqa: F401

@@ -4,7 +4,8 @@ every transformation handles them through their parts.
 Shapes: `broadcast_shapes`, `broadcast_like`, `conv_shape_tuple`, `conv_general_shape_tuple`,
 `conv_transpose_shape_tuple`, `reduce_window_shape_tuple`. Arrays: `approx_max_k`,
 `approx_min_k` (exact here), the patches of `conv_general_dilated_patches`, the
-unshared convolution `conv_general_dilated_local`, `dtype`. Collectives: `pshuffle`, `pswapaxes`.
+unshared convolution `conv_general_dilated_local`, `dtype`, `shape_as_value`, the block-scaled
+`scaled_dot`. Collectives: `pshuffle`, `pswapaxes`.
 """
 import typing
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ __all__ = ["empty", "broadcast_shapes", "broadcast_like",
            "approx_max_k", "approx_min_k", "conv_shape_tuple", "conv_general_shape_tuple",
            "conv_transpose_shape_tuple", "reduce_window_shape_tuple", "conv_general_dilated_patches",
            "conv_general_dilated_local", "dtype",
-           "pshuffle", "pswapaxes", "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike"]
+           "pshuffle", "pswapaxes", "shape_as_value", "scaled_dot", "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike"]
 
 # JAX's names of argument types, for annotations
 ConvGeneralDilatedDimensionNumbers = typing.Union[None, ConvDimensionNumbers, tuple[str, str, str]]
@@ -294,3 +295,86 @@ def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
     axis size), as JAX's `pswapaxes` (an `all_to_all` splitting and concatenating `axis`).
     """
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+def shape_as_value(shape):
+    """`shape` as an integer array, as `jax.lax.shape_as_value`: int32 (int64 when a dimension
+    needs it) NumPy values; the empty shape gives an int32[0] Array, as in JAX. (JAX's symbolic
+    dimensions become traced values; purenn's shapes are always concrete.)
+
+    >>> lax.shape_as_value((2, 3))
+    array([2, 3], dtype=int32)
+    """
+    dims = tuple(int(d) for d in shape)
+    dtype = np.int32 if all(-2 ** 31 <= d < 2 ** 31 for d in dims) else np.int64
+    if not dims:
+        return full((0,), 0, np.int32)
+    return np.asarray(dims, dtype=dtype)
+
+
+# ----- scaled_dot --------------------------------------------------------------------------------
+
+def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, dimension_numbers=None, preferred_element_type=None):
+    """The block-scaled dot product `dot_general(lhs * lhs_scale, rhs * rhs_scale)`, as
+    `jax.lax.scaled_dot`: each scale has its operand's shape except along the contracting
+    dimensions, where it is smaller by a whole factor (the block, or subchannel, size) and each
+    scale value applies to one block of that many consecutive elements. A missing scale is 1.
+    `dimension_numbers` defaults to contracting the last dimension of `lhs` with the second-to-last
+    of `rhs`, batching over the leading ones (rank >= 2). The result has `preferred_element_type`
+    (bfloat16, the default, or float32), computed in float32 and rounded once (JAX rounds the scaled
+    operands too). purenn has no float8 dtypes, so operands and scales are floating types of its own;
+    unlike JAX's, it is differentiable (through its parts).
+
+    >>> lax.scaled_dot(jnp.ones((1, 4)), jnp.ones((4, 1)), lhs_scale=jnp.array([[1., 2.]]),
+    ...                preferred_element_type=jnp.float32)
+    Array([[6.]], dtype=float32)
+    """
+    from .dot import dot_general
+    from .elementwise import mul
+    from .structural import convert_element_type, reshape
+    lhs_aval, rhs_aval = aval_of(lhs), aval_of(rhs)
+    if dimension_numbers is None:
+        if lhs_aval.ndim < 2:
+            raise TypeError(f"scaled_dot does not support rank-0 and rank-1 operands without dimension_numbers; got "
+                            f"lhs {lhs_aval.str_short()}.")
+        n = lhs_aval.ndim
+        dimension_numbers = (((n - 1,), (n - 2,)), (tuple(range(n - 2)), tuple(range(n - 2))))
+    (lc, rc), batch = dimension_numbers
+    lc, rc = tuple(int(a) for a in lc), tuple(int(a) for a in rc)
+    out_dtype = np.dtype(dtypes.bfloat16 if preferred_element_type is None else preferred_element_type)
+    if out_dtype not in (np.dtype(dtypes.bfloat16), np.dtype(np.float32)):
+        raise TypeError(f"scaled_dot: preferred_element_type must be bfloat16 or float32, got {out_dtype.name}.")
+
+    def scaled(name, x, aval, scale, contracting):
+        for what, a in ((name, aval),) + (((name + "_scale", aval_of(scale)),) if scale is not None else ()):
+            if not dtypes.issubdtype(a.dtype, np.floating):
+                raise TypeError(f"scaled_dot: {what} must be a floating array (purenn has no float8 types), got "
+                                f"{a.str_short()}.")
+        x = convert_element_type(x, np.float32)
+        if scale is None:
+            return x
+        s_aval = aval_of(scale)
+        if s_aval.ndim != aval.ndim:
+            raise TypeError(f"scaled_dot: {name}_scale must have the rank of {name}, got {s_aval.str_short()} for "
+                            f"{name} {aval.str_short()}.")
+        expanded, dims = [], []
+        for i, (d, sd) in enumerate(zip(aval.shape, s_aval.shape)):
+            if i in contracting:
+                if sd == 0 or d % sd:
+                    raise TypeError(f"scaled_dot: dimension {i} of {name} ({d}) must be a whole multiple of that of "
+                                    f"{name}_scale ({sd}); shapes {aval.str_short()} and {s_aval.str_short()}.")
+                dims.append(len(expanded))
+                expanded += [sd, d // sd]
+            else:
+                if sd != d:
+                    raise TypeError(f"scaled_dot: {name}_scale must match {name} outside the contracting dimensions, "
+                                    f"got {s_aval.str_short()} for {name} {aval.str_short()} (dimension {i}).")
+                dims.append(len(expanded))
+                expanded.append(d)
+        s = convert_element_type(scale, np.float32)
+        s = reshape(broadcast_in_dim(s, tuple(expanded), tuple(dims)), aval.shape)  # each value over its block
+        return mul(x, s)
+
+    out = dot_general(scaled("lhs", lhs, lhs_aval, lhs_scale, lc), scaled("rhs", rhs, rhs_aval, rhs_scale, rc),
+                      ((lc, rc), batch), preferred_element_type=np.float32)
+    return convert_element_type(out, out_dtype)

@@ -25,7 +25,7 @@ from .slicing import index_take
 from .structural import broadcast_in_dim, convert_element_type, expand_dims, full_like, iota, reshape, squeeze
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all", "ppermute", "axis_index",
-           "axis_size"]
+           "axis_size", "pbroadcast", "pcast", "ragged_all_to_all", "psend", "precv"]
 
 
 def _names(axis_name):
@@ -584,3 +584,151 @@ def _axis_index_batch(axis, vals, dims, *, axis_name):
 
 
 batching.axis_batching_rules[axis_index_p] = _axis_index_batch
+
+
+# ----- pbroadcast, pcast, ragged_all_to_all, psend / precv (jax.lax's remaining collectives) ----------
+# Compositions of the collectives above, so they run wherever those do (pmap and vmap with an axis
+# name) and are differentiated and batched through their parts. JAX 0.10.2 lowers none of them on
+# CPU (pbroadcast has no CPU rule, ragged_all_to_all is a GPU/TPU HLO, psend/precv are GPU only).
+
+def pbroadcast(x, axis_name, source):
+    """Every example gets the `x` of example `source` along the named axis (XLA's
+    CollectiveBroadcast; a pytree of arrays works leafwise): `psum` of `x` masked to `source`.
+
+    >>> core.vmap(lambda v: lax.pbroadcast(v, "i", 1), axis_name="i")(jnp.array([1., 2., 3.]))
+    Array([2., 2., 2.], dtype=float32)
+    """
+    names = _one_name("pbroadcast", axis_name)
+    size = batching.bound_axis(names[0]).size
+    if not isinstance(source, (int, np.integer)) or isinstance(source, bool) or not 0 <= source < size:
+        raise ValueError(f"pbroadcast: source must be an int in range(0, {size}) (the size of axis {names[0]!r}), "
+                         f"got {source!r}.")
+    is_source = eq(axis_index(names[0]), np.int32(source))
+
+    def one(leaf):
+        aval = aval_of(leaf)
+        mask = broadcast_in_dim(is_source, aval.shape, ())
+        value = leaf if aval.dtype != dtypes.bool_ else convert_element_type(leaf, dtypes.int32)
+        out = psum_p.bind(select_n(mask, full_like(value, 0), value), axis_name=names)
+        return out if aval.dtype != dtypes.bool_ else convert_element_type(out, dtypes.bool_)
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [one(leaf) for leaf in leaves])
+
+
+_PCAST_TO = ("varying", "unreduced", "reduced")
+
+
+def pcast(x, axis_name, *, to):
+    """Change the varying-axis type of `x` (jax.lax.pcast). JAX tracks, inside `shard_map`, whether
+    each value varies along a mesh axis; `pmap` and `vmap` have no such types (every value inside
+    them is per example), so `to="varying"` and `to="reduced"` return `x` unchanged, as JAX's pcast
+    does under pmap. `to="unreduced"` needs shard_map's unreduced type and raises NotImplementedError.
+
+    >>> core.vmap(lambda v: lax.pcast(v, "i", to="varying"), axis_name="i")(jnp.array([1., 2.]))
+    Array([1., 2.], dtype=float32)
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"pcast: axis_name must be a name or a tuple of names, got the set {axis_name!r}.")
+    if to not in _PCAST_TO:
+        raise ValueError(f"pcast: to must be one of {_PCAST_TO}, got {to!r}.")
+    if axis_name == () or axis_name is None:
+        return x
+    _names(axis_name)
+    if to == "unreduced":
+        raise NotImplementedError("pcast(to='unreduced') needs shard_map's unreduced varying-axis type, which purenn "
+                                  "lacks (pmap and vmap values carry no varying-axis type); use psum to reduce.")
+    return x
+
+
+def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets, recv_sizes, *, axis_name,
+                      axis_index_groups=None):
+    """The ragged all_to_all of jax.lax: every example sends the slices
+    `operand[input_offsets[i]:input_offsets[i] + send_sizes[i]]` (slice i goes to example
+    `i // (K / axis_size)`, K = len(input_offsets)), and each receiver writes what it gets into
+    `output` at the offset the sender gave in `output_offsets[i]`; the rest of `output` is kept.
+    `recv_sizes` must be `all_to_all(send_sizes)`, as in JAX (it is checked for shape only).
+    Built from `all_gather` and a scatter that drops the rows beyond each slice, so it runs
+    under pmap and vmap alike, and is differentiable in `operand` and `output`.
+
+    >>> f = lambda op, out, io, ss, oo, rs: lax.ragged_all_to_all(op, out, io, ss, oo, rs, axis_name="i")
+    >>> core.vmap(f, axis_name="i")(jnp.array([[1., 2, 2], [3, 4, 0]]), jnp.zeros((2, 4)),
+    ...     jnp.array([[0, 1], [0, 1]]), jnp.array([[1, 2], [1, 1]]), jnp.array([[0, 0], [1, 2]]),
+    ...     jnp.array([[1, 1], [2, 1]]))
+    Array([[1., 3., 0., 0.],
+           [2., 2., 4., 0.]], dtype=float32)
+    """
+    from .slicing import GatherScatterMode, ScatterDimensionNumbers, scatter
+    from .structural import dynamic_slice_in_dim
+    from .elementwise import add, lt
+    _no_groups("ragged_all_to_all", axis_index_groups)
+    names = _one_name("ragged_all_to_all", axis_name)
+    n = batching.bound_axis(names[0]).size
+    op_aval, out_aval = aval_of(operand), aval_of(output)
+    meta = {"input_offsets": input_offsets, "send_sizes": send_sizes, "output_offsets": output_offsets,
+            "recv_sizes": recv_sizes}
+    avals = {k: aval_of(v) for k, v in meta.items()}
+    if op_aval.ndim < 1 or out_aval.ndim != op_aval.ndim or out_aval.shape[1:] != op_aval.shape[1:] \
+            or out_aval.dtype != op_aval.dtype:
+        raise TypeError(f"ragged_all_to_all: operand and output must be arrays of one dtype and rank >= 1 that agree "
+                        f"beyond their leading axis, got operand {op_aval.str_short()} and output "
+                        f"{out_aval.str_short()}.")
+    shapes = {a.shape for a in avals.values()}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 1 or any(a.dtype.kind not in "iu" for a in avals.values()):
+        listed = ", ".join(f"{k}: {a.str_short()}" for k, a in avals.items())
+        raise TypeError(f"ragged_all_to_all: input_offsets, send_sizes, output_offsets and recv_sizes must be 1-D "
+                        f"integer arrays of one length, got {listed}.")
+    k = next(iter(shapes))[0]
+    if k % n:
+        raise ValueError(f"ragged_all_to_all: the number of slices ({k}) must be a multiple of the size of axis "
+                         f"{names[0]!r} ({n}).")
+    per = k // n
+    rows = op_aval.shape[0]
+    me = mul(axis_index(names[0]), np.int32(per))
+    # what every sender sends to this example: its slices me*per .. me*per + per - 1, shape (n, per)
+    mine = [dynamic_slice_in_dim(all_gather_p.bind(convert_element_type(meta[key], dtypes.int32), axis_name=names,
+                                                   axis=0, tiled=False, axis_size=n), me, per, axis=1)
+            for key in ("input_offsets", "send_sizes", "output_offsets")]
+    starts, sizes, targets = (broadcast_in_dim(v, (n, per, rows), (0, 1)) for v in mine)
+    r = broadcast_in_dim(iota(dtypes.int32, rows), (n, per, rows), (2,))
+    senders = broadcast_in_dim(iota(dtypes.int32, n), (n, per, rows), (0,))
+    gathered = all_gather_p.bind(operand, axis_name=names, axis=0, tiled=False, axis_size=n)  # (n, rows, ...)
+    src = reshape(add(starts, r), (n, per, rows, 1))
+    src_index = _concat_last(reshape(senders, (n, per, rows, 1)), src)
+    trailing = op_aval.shape[1:]
+    values = _gather_rows(gathered, src_index, trailing)  # (n, per, rows, ...)
+    # rows past a slice's size go to an out-of-range row, which the scatter drops
+    dst = select_n(lt(r, sizes), full_like(r, out_aval.shape[0]), add(targets, r))
+    dnums = ScatterDimensionNumbers(update_window_dims=tuple(range(3, 3 + len(trailing))),
+                                    inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    return scatter(output, reshape(dst, (n, per, rows, 1)), values, dnums, mode=GatherScatterMode.FILL_OR_DROP)
+
+
+def _concat_last(a, b):
+    from .structural import concatenate
+    return concatenate([a, b], aval_of(a).ndim - 1)
+
+
+def _gather_rows(gathered, index, trailing):
+    """gathered[index[..., 0], index[..., 1]] with the trailing dimensions kept (indices clamped)."""
+    from .slicing import GatherDimensionNumbers, GatherScatterMode, gather
+    dnums = GatherDimensionNumbers(offset_dims=tuple(range(3, 3 + len(trailing))), collapsed_slice_dims=(0, 1),
+                                   start_index_map=(0, 1))
+    return gather(gathered, index, dnums, (1, 1) + tuple(trailing), mode=GatherScatterMode.CLIP)
+
+
+def psend(x, axis_name, perm):
+    """jax.lax.psend: a point-to-point send (XLA's Send) that returns a token for `precv`. XLA
+    implements Send/Recv between devices only on GPU (JAX 0.10.2 raises on CPU too); purenn's
+    pmap runs on CPU, so this raises NotImplementedError. `lax.ppermute(x, axis_name, perm)` is
+    the send and the receive in one collective."""
+    raise NotImplementedError("psend: point-to-point Send/Recv between devices is implemented by XLA only on GPU, "
+                              "which purenn's pmap does not run on; use lax.ppermute(x, axis_name, perm), which sends "
+                              "and receives in one collective.")
+
+
+def precv(token, out_shape, axis_name, perm):
+    """jax.lax.precv: the receive matching `psend` (XLA's Recv). Not implemented, as `psend`: use
+    `lax.ppermute`."""
+    raise NotImplementedError("precv: point-to-point Send/Recv between devices is implemented by XLA only on GPU, "
+                              "which purenn's pmap does not run on; use lax.ppermute(x, axis_name, perm), which sends "
+                              "and receives in one collective.")

@@ -1,8 +1,9 @@
 """Operations that steer the compiler rather than compute: `optimization_barrier` (values XLA may
 not move computations across), `platform_dependent` (a different implementation per platform),
 `reduce_precision` (round to a narrower floating format without changing the dtype),
-`with_sharding_constraint` (a placement hint: the identity here) and `composite` (a function
-recorded as one named call).
+`with_sharding_constraint` (a placement hint: the identity here), `composite` (a function
+recorded as one named call), `stage` (lift a value into the current trace) and `dce_sink` (a use
+that keeps a value alive).
 """
 import functools
 
@@ -11,7 +12,8 @@ from ..interpreters import ad, batching, lowering
 from ..tree_util import physical_flatten, tree_unflatten
 from ._base import FLOAT, check_dtype_accepted, deflinear, defvectorized, standard_primitive
 
-__all__ = ["optimization_barrier", "platform_dependent", "reduce_precision", "with_sharding_constraint", "composite"]
+__all__ = ["optimization_barrier", "platform_dependent", "reduce_precision", "with_sharding_constraint", "composite",
+           "stage", "dce_sink"]
 
 
 # ----- optimization_barrier ----------------------------------------------------------------------
@@ -195,3 +197,62 @@ def composite(decomposition, name, version=0):
         return named(*args)
     call.composite_name, call.composite_version = name, int(version)
     return call
+
+
+# ----- stage -------------------------------------------------------------------------------------
+
+def stage(x, /):
+    """`x` lifted into the current trace, as `jax.lax.stage`: the identity, which turns a Python
+    scalar or a NumPy array into a value of the trace (an equation `stage` under jit or
+    make_jaxpr); outside any transformation it returns an Array (`x` itself if it is one).
+
+    >>> lax.stage(np.float32(2.5))
+    Array(2.5, dtype=float32)
+    """
+    from ..trace import EvalTrace, current_trace
+    from ..array import to_array
+    if current_trace().__class__ is EvalTrace:  # nothing to stage into: no program to compile for it
+        return to_array(x)
+    return stage_p.bind(x)
+
+
+stage_p = standard_primitive("stage", lambda x, **_: x.shape, lambda x, **_: x.dtype, lambda x, **_: x.weak_type)
+lowering.register(stage_p, lambda ctx, x: x)
+deflinear(stage_p, lambda ct, x: [ct])
+defvectorized(stage_p)
+
+
+# ----- dce_sink ----------------------------------------------------------------------------------
+
+def dce_sink(val, *, prevent_mlir_dce=False):
+    """Consume every leaf of the pytree `val`, producing nothing, as `jax.lax.dce_sink`: a use
+    that keeps a value alive for passes that remove unused equations. Returns None. (purenn's
+    jaxprs are not pruned, so the equation only records the use; eagerly nothing happens.)
+
+    >>> core.make_jaxpr(lambda x: lax.dce_sink(x * 2))(1.0)
+    { lambda ; a:f32[]. let
+        b:f32[] = mul a 2.0:f32[]
+        dce_sink[prevent_mlir_dce=False] b
+      in () }
+    """
+    from ..trace import EvalTrace, current_trace
+    leaves, _ = physical_flatten(val)
+    if current_trace().__class__ is EvalTrace:
+        return None
+    for leaf in leaves:
+        dce_sink_p.bind(leaf, prevent_mlir_dce=bool(prevent_mlir_dce))
+    return None
+
+
+dce_sink_p = standard_primitive("dce_sink", None, None, multiple_results=True)
+dce_sink_p.def_abstract_eval(lambda x, **_: [])
+lowering.register(dce_sink_p, lambda ctx, x, **_: [])
+
+
+def _dce_sink_jvp(primals, tangents, **params):
+    dce_sink_p.bind(*primals, **params)
+    return [], []
+
+
+ad.jvp_rules[dce_sink_p] = _dce_sink_jvp
+batching.batching_rules[dce_sink_p] = lambda vals, dims, **params: (dce_sink_p.bind(*vals, **params), [])

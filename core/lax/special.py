@@ -2,14 +2,15 @@
 `bessel_i0e` and `bessel_i1e` (exponentially scaled modified Bessel functions of order 0 and 1).
 
 polygamma, zeta and bessel_i1e are primitives lowered to CHLO's ops of the same names (XLA
-expands them), as JAX lowers them. bessel_i0e has no CHLO op here: it is a composition of
-primitives (a power series where that converges fast, the asymptotic series beyond), so it is
-differentiated through its parts.
+expands them), as JAX lowers them. bessel_i0e is a primitive too (one equation, `bessel_i0e_p` as
+in JAX) with no CHLO op here: its lowering inlines a composition of lax operations (a power series
+where that converges fast, the asymptotic series beyond), and its jvp is the closed form.
 """
 import numpy as np
 
 from .. import dtypes
-from ._base import FLOAT, aval_of, defjvp, defjvp2, elementwise_args, naryop
+from ..interpreters import lowering
+from ._base import FLOAT, aval_of, defjvp, defjvp2, elementwise_args, lower_fun, naryop
 from .elementwise import abs, add, div, exp, gt, mul, neg, reciprocal, rsqrt, select_n, sign, sub
 from .structural import full_like
 
@@ -108,10 +109,12 @@ def bessel_i0e(x):
     >>> lax.bessel_i0e(jnp.array([0.0, 1.0]))
     Array([1.        , 0.46575963], dtype=float32)
     """
+    return bessel_i0e_p.bind(x)
+
+
+def _bessel_i0e_series(x):
+    """The value, as lax operations on `x` (inlined by the primitive's lowering)."""
     aval = aval_of(x)
-    if aval.dtype.kind != "f" and aval.dtype != dtypes.bfloat16:
-        raise TypeError(f"bessel_i0e does not accept dtype {dtypes.short_name(aval.dtype)}. Accepted dtypes "
-                        "are subtypes of floating.")
     threshold, n_series, n_asym = _I0E_SETTINGS[8 if aval.dtype.itemsize == 8 else 4]
     ax = abs(x)
     small = gt(full_like(ax, threshold), ax)
@@ -131,3 +134,9 @@ def bessel_i0e(x):
         acc = add(mul(acc, u), c)
     asymptotic = mul(acc, mul(rsqrt(xb), float(1 / np.sqrt(2 * np.pi))))
     return select_n(small, asymptotic, series)
+
+
+bessel_i0e_p = naryop("bessel_i0e", FLOAT)
+lowering.register(bessel_i0e_p, lower_fun(_bessel_i0e_series))
+# i0e'(x) = i1e(x) - sign(x) i0e(x) (finite at 0, where both terms vanish)
+defjvp2(bessel_i0e_p, lambda t, ans, x: mul(t, sub(bessel_i1e(x), mul(sign(x), ans))))
