@@ -112,6 +112,10 @@ class KeyArray:
         if isinstance(idx, KeyArray):
             raise TypeError("a PRNG key array cannot index an array.")
         idx = idx if isinstance(idx, tuple) else (idx,)
+        used = sum(np.ndim(i) if getattr(i, "dtype", None) == np.bool_ else 1 for i in idx
+                   if i is not None and i is not Ellipsis)
+        if used > self.ndim:  # the data axis is not a key axis: it cannot be indexed
+            raise IndexError(f"too many indices for a PRNG key array of shape {self.shape}: {used} were indexed.")
         if any(i is Ellipsis for i in idx):
             idx = idx + (slice(None),)  # the ellipsis must not swallow the data axis
         return KeyArray(self._base[idx])
@@ -299,6 +303,10 @@ def array_of_keys(obj, dtype=None, copy=True, ndmin=0, name="array"):
         (True, (2,))
     """
     if dtype is not None and not KEY_DTYPE == dtype:
+        try:
+            dtype = np.dtype(dtype).name
+        except TypeError:
+            pass
         raise ValueError(f"{name}: cannot convert PRNG key arrays ({KEY_DTYPE}) to dtype {dtype}; keys are not "
                          "numbers. Use random.key_data(keys) for their uint32 words.")
     if isinstance(obj, KeyArray):
