@@ -35,8 +35,8 @@ from ..interpreters.staging import trace_to_jaxpr
 from ..ir import ClosedJaxpr, Jaxpr, Var
 from ..ir import intern as intern_jaxpr
 from ..trace import Primitive, Tracer, set_current_trace
-from ..tree_util import (FlattenedIndexKey, is_typed_leaf, keystr, physical_flatten, physical_flatten_with_path, physical_map,
-                         tree_flatten, tree_flatten_with_path, tree_unflatten, treedef_children)
+from ..tree_util import (FlattenedIndexKey, is_typed_leaf, keystr, physical_flatten, physical_flatten_with_path,
+                         physical_map, tree_flatten, tree_flatten_with_path, tree_unflatten, treedef_children)
 from ._base import aval_of
 from .elementwise import add, clamp, eq, lt, ne, select_n
 from .reductions import reduce_or
