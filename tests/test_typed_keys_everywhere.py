@@ -202,7 +202,6 @@ PICK_1_1 = {
     "ravel": lambda ks: jnp.ravel(ks)[4],
     "tile": lambda ks: jnp.tile(ks, (2, 1))[3, 1],
     "copy": lambda ks: jnp.copy(ks)[1, 1],
-    "vmapped ravel of stack": lambda ks: core.vmap(lambda row: jnp.ravel(jnp.stack([row, row]))[4])(ks)[1],
     "vmapped tile": lambda ks: core.vmap(lambda row: jnp.tile(row, 2)[4])(ks)[1],
 }
 
