@@ -12,7 +12,9 @@ Under `vmap` the `vmap_method` says how the host function sees the batch, as in 
 the batched arguments (batch axis first) and the unbatched ones given a leading axis of size 1;
 "broadcast_all" likewise with every argument broadcast to the batch size. In the last two the
 function must return results with the batch axis first. The default (None) refuses under `vmap`,
-naming the choices. Differentiating through a pure callback is an error (wrap it in
+naming the choices. A typed PRNG key argument (`random.key`) reaches the host function as its
+uint32 data (shape S + (2,)), as in JAX; results cannot be keys (declare uint32[..., 2] and wrap
+them with `random.wrap_key_data`). Differentiating through a pure callback is an error (wrap it in
 `core.custom_jvp` or `core.custom_vjp` to give it a derivative); values that are not being
 differentiated pass through.
 """
@@ -23,7 +25,7 @@ from .avals import ShapedArray
 from .debugging import _client
 from .interpreters import ad, batching, lowering
 from .trace import EvalTrace, Primitive, Tracer, current_trace
-from .tree_util import tree_flatten, tree_unflatten
+from .tree_util import logical_structure, physical_flatten, tree_flatten, tree_unflatten
 
 __all__ = ["pure_callback"]
 
@@ -190,12 +192,20 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     if vmap_method is not None and vmap_method not in _VMAP_METHODS:
         raise ValueError(f"pure_callback: vmap_method must be one of {_VMAP_METHODS} or None, got {vmap_method!r}")
     specs, out_tree = tree_flatten(result_shape_dtypes)
+    for s in specs:
+        if getattr(getattr(s, "dtype", None), "type", None) is dtypes.prng_key:
+            raise TypeError(f"pure_callback: result_shape_dtypes declares a PRNG key result ({s.dtype}"
+                            f"{list(s.shape)}), but a host function cannot return keys (as in JAX). Declare "
+                            f"uint32{list(s.shape) + [2]}, return the key words, and wrap them with "
+                            "random.wrap_key_data.")
     try:
         result_avals = tuple(ShapedArray(tuple(s.shape), dtypes.canonicalize_dtype(s.dtype)) for s in specs)
     except AttributeError:
         raise TypeError("pure_callback: result_shape_dtypes must be a pytree of objects with .shape and .dtype "
                         f"(core.ShapeDtypeStruct or arrays), got {result_shape_dtypes!r}") from None
-    flat, in_tree = tree_flatten((args, kwargs))
+    # a typed key's data (core/tree_util.py): the host function sees it in the key's place
+    flat, in_tree = physical_flatten((args, kwargs))
+    in_tree = logical_structure(in_tree)
     host = _PureHostCallback(callback, in_tree, out_tree, result_avals)
     if type(current_trace()) is EvalTrace and not any(isinstance(x, Tracer) for x in flat):
         outs = _to_arrays(host(*[np.asarray(x) for x in flat]))

@@ -13,14 +13,15 @@ each other inside one program (as JAX's `ordered=False`), and are never removed 
 the primitive has `has_side_effect = True`, which passes that remove unused equations must honour.
 Host callbacks inside compiled programs need the CPU backend. Under `vmap` the callback runs once
 per example: the batched operands are passed stacked along axis 0 and the host side loops over
-the examples (`_PerExampleCallback`).
+the examples (`_PerExampleCallback`). A typed PRNG key argument (`random.key`) is seen as its
+uint32 data (shape S + (2,)), as inside JAX's jit.
 """
 import numpy as np
 
 from .interpreters import ad, batching, lowering
 from .runtime import client as _client
 from .trace import EvalTrace, Primitive, Tracer, current_trace
-from .tree_util import tree_flatten, tree_unflatten
+from .tree_util import logical_structure, physical_flatten, tree_unflatten
 
 __all__ = ["print", "callback"]
 
@@ -137,7 +138,9 @@ def callback(fn, *args, **kwargs):
     """
     if not callable(fn):
         raise TypeError(f"core.debug.callback expects a callable, got {fn!r} of type {type(fn)}")
-    flat, in_tree = tree_flatten((args, kwargs))
+    # a typed key's data (core/tree_util.py): the callback sees it in the key's place
+    flat, in_tree = physical_flatten((args, kwargs))
+    in_tree = logical_structure(in_tree)
     if not any(isinstance(x, Tracer) for x in flat):
         a, k = tree_unflatten(in_tree, [np.asarray(x) for x in flat])
         fn(*a, **k)

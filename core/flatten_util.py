@@ -3,7 +3,8 @@
 Optimizers written for a single vector (BFGS, a Newton step, a flat parameter average) use it to
 run on any parameter pytree. The vector's dtype is the promoted dtype of the leaves; the unravel
 function casts each piece back to its leaf's dtype and shape. Both directions are array
-operations (concatenate, slice, reshape), so gradients flow through them.
+operations (concatenate, slice, reshape), so gradients flow through them. Typed PRNG keys
+(`random.key`) are not numbers and are refused (TypeError), as JAX refuses them.
 
 Example:
     >>> flat, unravel = ravel_pytree({"w": jnp.ones((2, 2)), "b": jnp.zeros(3)})
@@ -17,7 +18,7 @@ import numpy as np
 from . import dtypes
 from . import lax
 from . import numpy as jnp
-from .tree_util import tree_flatten, tree_unflatten
+from .tree_util import is_typed_leaf, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 __all__ = ["ravel_pytree"]
 
@@ -33,8 +34,17 @@ def ravel_pytree(pytree):
         (Array([0., 1., 5.], dtype=float32), Array([0, 1], dtype=int32))
     """
     leaves, treedef = tree_flatten(pytree)
+    if any(map(is_typed_leaf, leaves)):
+        _refuse_keys(pytree)
     flat, unravel_leaves = _ravel_list([jnp.asarray(leaf) for leaf in leaves])
     return flat, _Unravel(treedef, unravel_leaves)
+
+
+def _refuse_keys(pytree):
+    path, key = next((p, x) for p, x in tree_flatten_with_path(pytree)[0] if is_typed_leaf(x))
+    raise TypeError(f"ravel_pytree: the leaf at {keystr(path) or 'the root'} is a PRNG key array "
+                    f"({key.dtype}{list(key.shape)}), which cannot be part of a numeric vector (JAX refuses it too). "
+                    "Keep keys out of the raveled tree, or ravel random.key_data(keys).")
 
 
 class _Unravel:

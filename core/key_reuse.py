@@ -27,6 +27,14 @@ binds `random_consume_p` (core/lax/prng.py), the identity on the key:
   slots seed the ids (one id per slot); afterwards the consumed slots are marked, and an output
   that is an input's key gets that input's slot.
 
+Ids (and slots) are tracked per *word*: a value derived from keys has one entry per uint32
+element, word j (0 or 1) of key k being `2 * k + j` (for slots, the pair `(slot, j)`). Views then
+map any axis, the key words' own axis included, the way NumPy maps an index array, so keys stay
+tracked through programs that move the word axis, as vmap over a typed key's data does
+(`prng_keys.on_key_data`: `jnp.ravel`, `jnp.tile`, ... on a key array transpose the word axis to
+the front, work on the key axes and transpose it back). A consumed value's words are a key where
+the pair at each position is words 0 and 1 of one key; any other pair is a new key to the checker.
+
 docs/design.md ("Key-reuse checking") states what counts as a consumption and the limits.
 """
 import math
@@ -149,7 +157,7 @@ def consume_concrete(key, name, site, shared=False):
     """`random_consume_p` applied eagerly: mark the Array `key` consumed and return it."""
     if not config.debug_key_reuse or type(key) is not Array or _key_shape(key.aval) is None:
         return key
-    slots = _slots_of(key)
+    slots = _key_slots(key)
     new = Consumption(name, site, shared)
     for index in np.ndindex(slots.shape):
         old = slots[index].use
@@ -169,9 +177,11 @@ def _position_note(shape, index):
 # A concrete key array has one `_Slot` per key position, holding that key's first consumption.
 # Arrays holding the same key hold the same slot object: a slice, reshape, broadcast or
 # concatenation of keys gets its operands' slots, a program's output that is one of its inputs gets
-# that input's slots. `_slots` maps id(Array) -> (weak reference, object array of slots); Arrays are
-# unhashable, hence ids, and the weak reference's callback drops the entry when the Array goes
-# away (before its id can be reused).
+# that input's slots. Marks are per word: an Array's entry is an object array of its own shape
+# whose elements are `(slot, j)`, word j of the slot's key, so views that move the word axis keep
+# them. `_slots` maps id(Array) -> (weak reference, object array of words); Arrays are unhashable,
+# hence ids, and the weak reference's callback drops the entry when the Array goes away (before its
+# id can be reused).
 
 class _Slot:
     __slots__ = ("use",)
@@ -191,20 +201,54 @@ def _key_shape(aval):
     return None
 
 
-def _new_slots(shape):
-    slots = np.empty(shape, dtype=object)
-    for index in np.ndindex(shape):
-        slots[index] = _Slot()
-    return slots
+def _slot_words(slots):
+    """The word marks `(slot, j)` of keys whose slots are `slots` (shape S): shape S + (2,)."""
+    words = np.empty(slots.shape + (2,), dtype=object)
+    for index in np.ndindex(slots.shape):
+        words[index + (0,)], words[index + (1,)] = (slots[index], 0), (slots[index], 1)
+    return words
 
 
-def _slots_of(array):
-    """The slots of a concrete key array (new, unconsumed ones the first time it is seen)."""
+def _word_slots(array):
+    """The word marks of a concrete Array: its own if it holds tracked words, new keys for a key
+    array seen the first time, else None."""
     entry = _slots.get(id(array))
     if entry is not None and entry[0]() is array:
         return entry[1]
-    slots = _new_slots(_key_shape(array.aval))
-    _set_slots(array, slots)
+    shape = _key_shape(array.aval)
+    if shape is None:
+        return None
+    slots = np.empty(shape, dtype=object)
+    for index in np.ndindex(shape):
+        slots[index] = _Slot()
+    words = _slot_words(slots)
+    _set_slots(array, words)
+    return words
+
+
+def share_marks(source, copy):
+    """Give the concrete Array `copy` (an eager copy of `source`, which skips the eager check) the
+    key marks of `source`: a copied key is the same key."""
+    if type(source) is Array and type(copy) is Array:
+        words = _word_slots(source)
+        if words is not None:
+            _set_slots(copy, words)
+
+
+def _key_slots(array):
+    """The slot of each key position of a concrete key array. A position whose two words are not
+    words 0 and 1 of one key is a new key (the Array's marks are updated to say so)."""
+    words = _word_slots(array)
+    slots = np.empty(words.shape[:-1], dtype=object)
+    mixed = False
+    for index in np.ndindex(slots.shape):
+        (s0, j0), (s1, j1) = words[index + (0,)], words[index + (1,)]
+        if s0 is s1 and (j0, j1) == (0, 1):
+            slots[index] = s0
+        else:
+            slots[index], mixed = _Slot(), True
+    if mixed:
+        _set_slots(array, _slot_words(slots))
     return slots
 
 
@@ -236,6 +280,10 @@ class _State:
         self.counter[0] += n
         return np.arange(start, start + n, dtype=np.int64).reshape(shape)
 
+    def fresh_words(self, shape):
+        """The word ids of fresh keys of key shape `shape`: shape + (2,)."""
+        return _words_of(self.fresh(shape))
+
     def find(self, i):
         state = self
         while state is not None:
@@ -256,6 +304,19 @@ class _State:
         self.consumed[i] = new
 
 
+def _words_of(keys):
+    """Word ids (shape S + (2,)) of the keys with ids `keys` (shape S)."""
+    return np.stack([2 * keys, 2 * keys + 1], axis=-1)
+
+
+def _keys_of(state, words):
+    """Key ids (shape S) of the word ids `words` (shape S + (2,)): a position whose two words are
+    not words 0 and 1 of one key gets a fresh key."""
+    first, second = words[..., 0], words[..., 1]
+    whole = (first % 2 == 0) & (second == first + 1)
+    return np.where(whole, first // 2, state.fresh(first.shape))
+
+
 class _Loop:
     """The ids consumed by the iterations of one loop so far, to explain a conflict with them."""
 
@@ -268,10 +329,11 @@ class _Loop:
                 "the new key (`key, sub = random.split(key)`). ")
 
 
-# ----- structural equations: ids (or slots) follow the key positions ---------------------------------
-# Each function maps the key-position arrays of the operands (ids in the analysis, slots for
-# concrete Arrays) to the output's, or returns None when the output is not made of them (then it
-# is a fresh key). `statics(i)` is operand i's value as a Python int when it is known, else None.
+# ----- structural equations: word ids (or marks) follow the elements -----------------------------------
+# Each function maps the word arrays of the operands (ids in the analysis, `(slot, j)` marks for
+# concrete Arrays; each of its operand's shape) to the output's, as the equation maps elements, or
+# returns None when the output is not made of them (then its keys are fresh). The word axis is an
+# axis like the others. `statics(i)` is operand i's value as a Python int when known, else None.
 
 def _fwd_identity(params, ins, in_avals, out_aval, statics):
     return ins[0]
@@ -284,71 +346,64 @@ def _fwd_convert(params, ins, in_avals, out_aval, statics):
 def _fwd_reshape(params, ins, in_avals, out_aval, statics):
     if params.get("dimensions") is not None:
         return None
-    return ins[0].reshape(out_aval.shape[:-1])  # the trailing axis of 2 is kept: pairs stay pairs
+    return ins[0].reshape(out_aval.shape)
 
 
 def _fwd_squeeze(params, ins, in_avals, out_aval, statics):
     ndim = in_avals[0].ndim
-    dims = tuple(d % ndim for d in params["dimensions"])
-    return None if ndim - 1 in dims else np.squeeze(ins[0], axis=dims)
+    return np.squeeze(ins[0], axis=tuple(d % ndim for d in params["dimensions"]))
 
 
 def _fwd_transpose(params, ins, in_avals, out_aval, statics):
-    perm = tuple(params["permutation"])
-    return ins[0].transpose(perm[:-1]) if perm[-1] == len(perm) - 1 else None
+    return ins[0].transpose(tuple(params["permutation"]))
 
 
 def _fwd_rev(params, ins, in_avals, out_aval, statics):
     ndim = in_avals[0].ndim
-    dims = tuple(d % ndim for d in params["dimensions"])
-    return None if ndim - 1 in dims else np.flip(ins[0], axis=dims)
+    return np.flip(ins[0], axis=tuple(d % ndim for d in params["dimensions"]))
 
 
 def _fwd_slice(params, ins, in_avals, out_aval, statics):
     starts, limits = params["start_indices"], params["limit_indices"]
     strides = params.get("strides") or (1,) * len(starts)
-    if (starts[-1], limits[-1], strides[-1]) != (0, 2, 1):
-        return None
-    return ins[0][tuple(slice(s, e, st) for s, e, st in zip(starts[:-1], limits[:-1], strides[:-1]))]
+    return ins[0][tuple(slice(s, e, st) for s, e, st in zip(starts, limits, strides))]
 
 
 def _fwd_dynamic_slice(params, ins, in_avals, out_aval, statics):
     shape, sizes = in_avals[0].shape, params["slice_sizes"]
     starts = [statics(1 + i) for i in range(len(shape))]
-    if any(s is None for s in starts) or sizes[-1] != 2:
+    if any(s is None for s in starts):
         return None
     starts = [min(max(s, 0), n - k) for s, n, k in zip(starts, shape, sizes)]  # clamped, as XLA does
-    return ins[0][tuple(slice(s, s + k) for s, k in zip(starts[:-1], sizes[:-1]))]
+    return ins[0][tuple(slice(s, s + k) for s, k in zip(starts, sizes))]
 
 
 def _fwd_broadcast_in_dim(params, ins, in_avals, out_aval, statics):
     dims, in_shape, out_shape = params["broadcast_dimensions"], in_avals[0].shape, out_aval.shape
-    if not dims or dims[-1] != len(out_shape) - 1 or in_shape[-1] != 2:
-        return None
-    placed = [1] * (len(out_shape) - 1)
-    for i, d in enumerate(dims[:-1]):
+    placed = [1] * len(out_shape)
+    for i, d in enumerate(dims):
         placed[d] = in_shape[i]
-    return np.broadcast_to(ins[0].reshape(placed), out_shape[:-1])
+    return np.broadcast_to(ins[0].reshape(placed), out_shape)
 
 
 def _fwd_concatenate(params, ins, in_avals, out_aval, statics):
-    dim = params["dimension"]
-    if dim == out_aval.ndim - 1 or any(x is None for x in ins):
+    if any(x is None for x in ins):
         return None
-    return np.concatenate(ins, axis=dim)
+    return np.concatenate(ins, axis=params["dimension"])
 
 
 _FORWARD_NAMES = {"convert_element_type": _fwd_convert, "reshape": _fwd_reshape, "squeeze": _fwd_squeeze,
                   "transpose": _fwd_transpose, "rev": _fwd_rev, "slice": _fwd_slice,
                   "dynamic_slice": _fwd_dynamic_slice, "broadcast_in_dim": _fwd_broadcast_in_dim,
-                  "concatenate": _fwd_concatenate, "stop_gradient": _fwd_identity, "name": _fwd_identity}
+                  "concatenate": _fwd_concatenate, "copy": _fwd_identity, "stop_gradient": _fwd_identity,
+                  "name": _fwd_identity}
 
 
 def _forward(fn, params, ins, in_avals, out_aval, statics):
-    if _key_shape(out_aval) is None or any(x is None for x in ins[:1]):
+    if out_aval.dtype != dtypes.uint32 or ins[0] is None:
         return None
     out = fn(params, ins, in_avals, out_aval, statics)
-    return out if out is not None and out.shape == _key_shape(out_aval) else None
+    return out if out is not None and out.shape == out_aval.shape else None
 
 
 # ----- summaries of programs ------------------------------------------------------------------------
@@ -356,7 +411,8 @@ def _forward(fn, params, ins, in_avals, out_aval, statics):
 class _Summary:
     """What a program does to the keys it is given, in local ids: inputs are 0..n_in-1 (key
     positions of its constvars then invars, in order), fresh keys n_in..n_in+n_fresh-1.
-    `consumed`: (local input id, Consumption) pairs; `outs`: local ids per output (None: no key)."""
+    `consumed`: (local input id, Consumption) pairs; `outs`: local word ids per output (None: no
+    key array)."""
     __slots__ = ("in_shapes", "n_consts", "n_in", "n_fresh", "consumed", "outs")
 
 
@@ -372,34 +428,38 @@ def _summary(closed):
     state = _State()
     binders = jaxpr.constvars + jaxpr.invars
     shapes = [_key_shape(v.aval) for v in binders]
-    ins = [None if s is None else state.fresh(s) for s in shapes]
+    ins = [None if s is None else state.fresh_words(s) for s in shapes]
     n_in = sum(math.prod(s) for s in shapes if s is not None)
-    outs = _run(state, jaxpr, ins)
+    outs = [o if o is not None and _key_shape(v.aval) is not None else None
+            for o, v in zip(_run(state, jaxpr, ins), jaxpr.outvars, strict=True)]
     s = _Summary()
     s.in_shapes, s.n_consts, s.n_in = shapes, len(jaxpr.constvars), n_in
     s.consumed = [(i, c) for i, c in state.consumed.items() if i < n_in]
-    # number the fresh ids the outputs hold compactly after the inputs
-    fresh = np.unique(np.concatenate([o.ravel() for o in outs if o is not None] or [np.zeros(0, np.int64)]))
+    # number the fresh keys the outputs hold compactly after the inputs
+    fresh = np.unique(np.concatenate([o.ravel() // 2 for o in outs if o is not None] or [np.zeros(0, np.int64)]))
     fresh = fresh[fresh >= n_in]
     s.n_fresh = len(fresh)
-    s.outs = [None if o is None else np.where(o < n_in, o, n_in + np.searchsorted(fresh, o)) for o in outs]
+
+    def local(words):
+        keys = words // 2
+        return 2 * np.where(keys < n_in, keys, n_in + np.searchsorted(fresh, keys)) + words % 2
+    s.outs = [None if o is None else local(o) for o in outs]
     if isinstance(closed, ClosedJaxpr):
         _summaries[closed] = s
     return s
 
 
 def _replay(state, s, in_ids, loop=None, recompute=False):
-    """Apply summary `s` to operands with ids `in_ids` (one per invar; the program's constvars get
-    fresh ids): consume in `state`, return the outputs' ids."""
+    """Apply summary `s` to operands with word ids `in_ids` (one per invar; the program's constvars
+    get fresh ids): consume in `state`, return the outputs' word ids."""
     table = np.empty(s.n_in + s.n_fresh, np.int64)
     pos = 0
     for ids, shape in zip([None] * s.n_consts + list(in_ids), s.in_shapes, strict=True):
         if shape is None:
             continue
-        if ids is None or ids.shape != shape:
-            ids = state.fresh(shape)
+        keys = state.fresh(shape) if ids is None or ids.shape != shape + (2,) else _keys_of(state, ids)
         n = math.prod(shape)
-        table[pos:pos + n] = ids.ravel()
+        table[pos:pos + n] = keys.ravel()
         pos += n
     table[s.n_in:] = state.fresh((s.n_fresh,))
     consumed = []
@@ -409,7 +469,7 @@ def _replay(state, s, in_ids, loop=None, recompute=False):
         consumed.append(i)
     if loop is not None:
         loop.seen.update(consumed)
-    return [None if o is None else np.asarray(table[o]) for o in s.outs]
+    return [None if o is None else 2 * table[o // 2] + o % 2 for o in s.outs]
 
 
 def _jaxprs_in(value):
@@ -423,7 +483,7 @@ def _jaxprs_in(value):
 # ----- equations ------------------------------------------------------------------------------------
 
 def _run(state, jaxpr, in_ids):
-    """Interpret `jaxpr` (constvars then invars bound to `in_ids`) on key ids; return the outputs'."""
+    """Interpret `jaxpr` (constvars then invars bound to `in_ids`) on word ids; return the outputs'."""
     env = {}
 
     def read(atom):
@@ -431,7 +491,8 @@ def _run(state, jaxpr, in_ids):
 
     for v, ids in zip(jaxpr.constvars + jaxpr.invars, in_ids, strict=True):
         shape = _key_shape(v.aval)
-        env[v] = None if shape is None else (ids if ids is not None and ids.shape == shape else state.fresh(shape))
+        env[v] = (None if shape is None else ids if ids is not None and ids.shape == shape + (2,)
+                  else state.fresh_words(shape))
     for eqn in jaxpr.eqns:
         atoms = eqn.invars
 
@@ -449,7 +510,7 @@ def _run(state, jaxpr, in_ids):
 
 
 def _apply(state, prim, params, ins, in_avals, out_avals, statics):
-    """The output ids of one equation (fresh ids for keys it does not forward)."""
+    """The output word ids of one equation (fresh keys for key arrays it does not forward)."""
     rule = _rules().get(prim)
     if rule is not None:
         return rule(state, params, ins, out_avals)
@@ -462,7 +523,7 @@ def _apply(state, prim, params, ins, in_avals, out_avals, statics):
         for value in params.values():  # a primitive holding programs that we know nothing about:
             for j in _jaxprs_in(value):  # still check each program on its own
                 _summary(j)
-    return [None if _key_shape(a) is None else state.fresh(_key_shape(a)) for a in out_avals]
+    return [None if _key_shape(a) is None else state.fresh_words(_key_shape(a)) for a in out_avals]
 
 
 def _consume_rule(state, params, ins, out_avals):
@@ -470,7 +531,7 @@ def _consume_rule(state, params, ins, out_avals):
     ids = ins[0]
     if ids is None:
         return [None]
-    for i in np.unique(ids).tolist():  # a key broadcast along a vmapped axis is one key
+    for i in np.unique(_keys_of(state, ids)).tolist():  # a key broadcast along a vmapped axis is one key
         state.consume(i, use)
     return [ids]
 
@@ -482,7 +543,7 @@ def _call_rule(jaxpr_param, recompute=False):
 
 
 def _merge_outs(state, alternatives, out_avals):
-    """Output ids where every alternative agrees; fresh ids elsewhere."""
+    """Output word ids where every alternative holds the same key; fresh keys elsewhere."""
     outs = []
     for k, aval in enumerate(out_avals):
         arrays = [alt[k] for alt in alternatives]
@@ -490,9 +551,9 @@ def _merge_outs(state, alternatives, out_avals):
         if shape is None:
             outs.append(None)
             continue
-        arrays = [a if a is not None and a.shape == shape else state.fresh(shape) for a in arrays]
-        same = np.logical_and.reduce([a == arrays[0] for a in arrays])
-        outs.append(np.where(same, arrays[0], state.fresh(shape)))
+        arrays = [a if a is not None and a.shape == shape + (2,) else state.fresh_words(shape) for a in arrays]
+        same = np.logical_and.reduce([(a == arrays[0]).all(-1, keepdims=True) for a in arrays])
+        outs.append(np.where(same, arrays[0], state.fresh_words(shape)))
     return outs
 
 
@@ -517,7 +578,8 @@ def _loop_steps(s, first_carry, num_carry):
     start = sum(math.prod(shape) for shape in s.in_shapes[:first_carry] if shape is not None)
     stop = start + sum(math.prod(shape) for shape in s.in_shapes[first_carry:first_carry + num_carry]
                        if shape is not None)
-    moved = sum(int(np.count_nonzero((o >= start) & (o < stop))) for o in s.outs[:num_carry] if o is not None)
+    moved = sum(int(np.count_nonzero((o[..., 0] // 2 >= start) & (o[..., 0] // 2 < stop)))
+                for o in s.outs[:num_carry] if o is not None)
     return 2 * moved + 3
 
 
@@ -527,7 +589,7 @@ def _scan_rule(state, params, ins, out_avals):
     s = _summary(body)
     consts, carry, xs = list(ins[:nc]), list(ins[nc:nc + nk]), list(ins[nc + nk:])
     x_shapes = [_key_shape(a) for a in body.in_avals[nc + nk:]]
-    xs = [x if x is not None and shape is not None and x.shape[1:] == shape else None
+    xs = [x if x is not None and shape is not None and x.shape[1:] == shape + (2,) else None
           for x, shape in zip(xs, x_shapes, strict=True)]
     steps = min(length, _loop_steps(s, s.n_consts + nc, nk))
     loop, rows, previous = _Loop("scan"), {}, carry
@@ -546,9 +608,9 @@ def _scan_rule(state, params, ins, out_avals):
         if shape is None:
             ys.append(None)
         elif any(r is None for r in per_step):
-            ys.append(state.fresh(shape))
+            ys.append(state.fresh_words(shape))
         else:
-            ys.append(np.stack(per_step).reshape(shape))
+            ys.append(np.stack(per_step).reshape(shape + (2,)))
     return carry + ys
 
 
@@ -565,9 +627,9 @@ def _scan_remaining(state, s, consts, nk, xs, ts, rows, loop):
             continue
         size = math.prod(shape)
         if kind == SCANNED and ids is not None:
-            column = ids.reshape(ids.shape[0], size)[ts]
-        elif kind == INVARIANT and ids is not None:
-            column = np.broadcast_to(ids.reshape(1, size), (n, size))
+            column = _keys_of(state, ids).reshape(ids.shape[0], size)[ts]
+        elif kind == INVARIANT and ids is not None and ids.shape == shape + (2,):
+            column = np.broadcast_to(_keys_of(state, ids).reshape(1, size), (n, size))
         else:
             column, kind = state.fresh((n, size)), FRESH
         columns.append(column)
@@ -580,15 +642,17 @@ def _scan_remaining(state, s, consts, nk, xs, ts, rows, loop):
             for i in table[:, local].tolist():
                 state.consume(i, use, loop)
     for row, t in enumerate(ts):
-        rows[t] = [None if o is None else table[row][o] for o in s.outs[nk:]]
+        rows[t] = [None if o is None else 2 * table[row][o // 2] + o % 2 for o in s.outs[nk:]]
 
 
 def _settled(state, carry, previous):
     """The carry after an unknown or unsimulated number of iterations: the keys that stopped
-    changing, fresh ids for the others."""
+    changing, fresh keys for the others."""
     out = []
     for c, p in zip(carry, previous, strict=True):
-        out.append(None if c is None else np.where(c == p, c, state.fresh(c.shape)))
+        same = c is not None and p is not None and c.shape == p.shape
+        out.append(None if c is None else np.where((c == p).all(-1, keepdims=True) if same else False, c,
+                                                   state.fresh_words(c.shape[:-1])))
     return out
 
 
@@ -662,7 +726,8 @@ def _checked_apply(prim, args, params):
     if rule is not None:
         return _apply_program(rule, prim, args, params)
     fwd = _forward_rules().get(prim)
-    if fwd is not None and args and _key_shape(getattr(args[0], "aval", None)) is not None:
+    if fwd is not None and args and type(args[0]) is Array and (
+            _key_shape(args[0].aval) is not None or id(args[0]) in _slots):
         return _apply_forward(fwd, prim, args, params)
     return _plain_apply(prim, args, params)
 
@@ -678,7 +743,7 @@ def _concrete_statics(args):
 
 
 def _apply_forward(fwd, prim, args, params):
-    slots = [_slots_of(a) if type(a) is Array and _key_shape(a.aval) is not None else None for a in args]
+    slots = [_word_slots(a) if type(a) is Array else None for a in args]
     out = _plain_apply(prim, args, params)
     out_slots = _forward(fwd, params, slots, [a.aval for a in args], out.aval, _concrete_statics(args))
     if out_slots is not None:
@@ -695,7 +760,7 @@ def _apply_program(rule, prim, args, params):
         if shape is None:
             ins.append(None)
             continue
-        slots, ids = _slots_of(a), np.empty(shape, np.int64)
+        slots, ids = _key_slots(a), np.empty(shape, np.int64)
         for index in np.ndindex(shape):  # one id per slot: a key reached through two operands is one key
             slot = slots[index]
             i = id_of_slot.get(id(slot))
@@ -705,7 +770,7 @@ def _apply_program(rule, prim, args, params):
                 if slot.use is not None:
                     state.consumed[i] = slot.use
             ids[index] = i
-        ins.append(ids)
+        ins.append(_words_of(ids))
     in_avals = [aval_of(a) for a in args]
     out = prim.abstract_eval(*in_avals, **params)
     out_avals = list(out) if prim.multiple_results else [out]
@@ -719,15 +784,15 @@ def _apply_program(rule, prim, args, params):
     for i, slot in slot_of_id.items():
         if slot.use is None:
             slot.use = state.consumed.get(i)
-    for r, ids in zip(results if prim.multiple_results else [results], outs, strict=True):
-        if ids is None or type(r) is not Array:
+    for r, words in zip(results if prim.multiple_results else [results], outs, strict=True):
+        if words is None or type(r) is not Array:
             continue
-        slots = np.empty(ids.shape, dtype=object)
-        for index in np.ndindex(ids.shape):  # an input's key keeps its slot; a new key gets a new one
-            i = int(ids[index])
+        marks = np.empty(words.shape, dtype=object)
+        for index in np.ndindex(words.shape):  # an input's key keeps its slot; a new key gets a new one
+            i, j = divmod(int(words[index]), 2)
             slot = slot_of_id.get(i)
             if slot is None:
                 slot = slot_of_id[i] = _Slot(state.consumed.get(i))
-            slots[index] = slot
-        _set_slots(r, slots)
+            marks[index] = (slot, j)
+        _set_slots(r, marks)
     return results

@@ -27,7 +27,8 @@ from .lax._base import aval_of
 from .basearray import Array as _AbstractArray
 from .tree_util import register_physical_node
 
-__all__ = ["KeyArray", "KeyDType", "KEY_DTYPE", "is_key_array", "concatenate_keys", "stack_keys", "on_key_data"]
+__all__ = ["KeyArray", "KeyDType", "KEY_DTYPE", "is_key_array", "concatenate_keys", "stack_keys", "on_key_data",
+           "array_of_keys"]
 
 
 class KeyDType:
@@ -111,6 +112,10 @@ class KeyArray:
         if isinstance(idx, KeyArray):
             raise TypeError("a PRNG key array cannot index an array.")
         idx = idx if isinstance(idx, tuple) else (idx,)
+        used = sum(np.ndim(i) if getattr(i, "dtype", None) == np.bool_ else 1 for i in idx
+                   if i is not None and i is not Ellipsis)
+        if used > self.ndim:  # the data axis is not a key axis: it cannot be indexed
+            raise IndexError(f"too many indices for a PRNG key array of shape {self.shape}: {used} were indexed.")
         if any(i is Ellipsis for i in idx):
             idx = idx + (slice(None),)  # the ellipsis must not swallow the data axis
         return KeyArray(self._base[idx])
@@ -284,3 +289,36 @@ def stack_keys(arrays, axis=0):
     axis = _key_axis("stack", arrays, axis, extra=1)
     expanded = [lax.expand_dims(a._base, (axis,)) for a in arrays]
     return KeyArray(lax.concatenate(expanded, axis))
+
+
+def array_of_keys(obj, dtype=None, copy=True, ndmin=0, name="array"):
+    """`jnp.array` / `jnp.asarray` of typed keys, as JAX's: `obj` is a key array or a (nested) list
+    or tuple of key arrays, which are stacked; the result is a key array, `obj` itself when it is
+    one and `copy` is false. `dtype` may be None or the key dtype: keys do not convert to numbers
+    (ValueError, as in JAX; `random.key_data` gives their words). `ndmin` adds leading key axes.
+
+    Example:
+        >>> ks = random.split(random.key(0), 2)
+        >>> array_of_keys(ks, copy=False) is ks, array_of_keys([ks[0], ks[1]]).shape
+        (True, (2,))
+    """
+    if dtype is not None and not KEY_DTYPE == dtype:
+        try:
+            dtype = np.dtype(dtype).name
+        except TypeError:
+            pass
+        raise ValueError(f"{name}: cannot convert PRNG key arrays ({KEY_DTYPE}) to dtype {dtype}; keys are not "
+                         "numbers. Use random.key_data(keys) for their uint32 words.")
+    if isinstance(obj, KeyArray):
+        out = obj.copy() if copy else obj
+    else:
+        parts = [array_of_keys(o, copy=False, name=name) if isinstance(o, (list, tuple)) else o for o in obj]
+        if not parts or not all(isinstance(p, KeyArray) for p in parts):
+            kinds = sorted({type(p).__name__ for p in parts})
+            raise TypeError(f"{name}: a list that holds PRNG key arrays must hold only key arrays (got "
+                            f"{', '.join(kinds) or 'an empty list'}); wrap raw uint32[..., 2] keys with "
+                            "random.wrap_key_data, or take random.key_data of the keys.")
+        out = stack_keys(parts)
+    if ndmin > out.ndim:
+        out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
+    return out

@@ -35,8 +35,8 @@ from ..interpreters.staging import trace_to_jaxpr
 from ..ir import ClosedJaxpr, Jaxpr, Var
 from ..ir import intern as intern_jaxpr
 from ..trace import Primitive, Tracer, set_current_trace
-from ..tree_util import (FlattenedIndexKey, keystr, physical_flatten, physical_flatten_with_path, physical_map,
-                         tree_flatten, tree_flatten_with_path, tree_unflatten, treedef_children)
+from ..tree_util import (FlattenedIndexKey, is_typed_leaf, keystr, physical_flatten, physical_flatten_with_path,
+                         physical_map, tree_flatten, tree_flatten_with_path, tree_unflatten, treedef_children)
 from ._base import aval_of
 from .elementwise import add, clamp, eq, lt, ne, select_n
 from .reductions import reduce_or
@@ -1215,9 +1215,15 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     `fn(a, b)` combines two pytrees like `elems` elementwise along `axis` (it is called on strided
     slices, so it must be vectorized); e.g. `associative_scan(lax.add, x)` is `cumsum(x)`. With
     `reverse=True` the scan runs from the end. Built from slices and concatenations only
-    (the odd/even recursion of Blelloch's parallel prefix), no loop primitive.
+    (the odd/even recursion of Blelloch's parallel prefix), no loop primitive. Typed PRNG keys
+    are refused (TypeError), as JAX refuses them: `random.key_data` gives their words.
     """
     leaves, tree = tree_flatten(elems)
+    for x in leaves:
+        if is_typed_leaf(x):
+            raise TypeError(f"associative_scan does not accept PRNG key arrays (got {x.dtype}{list(x.shape)} in "
+                            "elems), as JAX's does not. Scan the raw words random.key_data(keys) instead (and "
+                            "random.wrap_key_data the result).")
     leaves = [_operand(x) for x in leaves]
     if not leaves:
         return elems

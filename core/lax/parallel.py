@@ -11,14 +11,22 @@ replicated module (`mhlo.num_replicas = size`, replica id = axis index) whose bu
 over the one replica group of every device. A collective naming an axis that nothing binds is an
 error that lists the names that are bound; one lowered outside a pmap that binds its axis is a
 NameError too. `axis_index_groups` (collectives over subgroups of an axis) is not supported.
+
+Typed PRNG key arrays (`random.key`) go through the collectives that move values (`all_gather`,
+`all_to_all`, `ppermute`, and `pshuffle`/`pswapaxes` built on them), as in JAX: the collective
+runs on the keys' uint32 data, vmapped over its trailing data axis, so its axis arguments mean
+key axes. The arithmetic ones (`psum`, `pmean`, `pmax`, `pmin`, `psum_scatter`) refuse keys with
+a TypeError, as JAX's do.
 """
+import functools
+
 import numpy as np
 
 from .. import dtypes
 from ..avals import ShapedArray
 from ..interpreters import ad, batching, lowering
-from ..tree_util import tree_flatten, tree_unflatten
-from ._base import aval_of, deflinear, defnondiff, standard_primitive
+from ..tree_util import tree_flatten, tree_leaves, tree_unflatten
+from ._base import any_key_array, aval_of, deflinear, defnondiff, is_key_array, standard_primitive
 from .elementwise import div, eq, mul, select_n
 from .reductions import reduce_max, reduce_min, reduce_sum
 from .slicing import index_take
@@ -53,6 +61,32 @@ def _no_groups(op, axis_index_groups):
     if axis_index_groups is not None:
         raise NotImplementedError(f"{op}: axis_index_groups is not supported (only axis_index_groups=None, the "
                                   "whole axis as one group).")
+
+
+def _moves_keys(collective):
+    """Let `collective` (one that moves values without combining them) take typed PRNG key
+    arrays among the leaves of its operand, as JAX's does: a key leaf goes through
+    `prng_keys.on_key_data`, which runs the collective on the key data vmapped over its data
+    axis, so every axis argument means a key axis and the collective's own checks and errors
+    apply to the key shape."""
+    @functools.wraps(collective)
+    def wrapper(x, *args, **kwargs):
+        leaves, tree = tree_flatten(x)
+        if not any_key_array(leaves):
+            return collective(x, *args, **kwargs)
+        from ..prng_keys import on_key_data  # prng_keys imports lax
+        return tree_unflatten(tree, [on_key_data(collective, leaf, *args, **kwargs) if is_key_array(leaf)
+                                     else collective(leaf, *args, **kwargs) for leaf in leaves])
+    return wrapper
+
+
+def _no_keys(op, x):
+    """The arithmetic collectives refuse typed PRNG keys (keys are not numbers), as JAX's do."""
+    for leaf in tree_leaves(x):
+        if is_key_array(leaf):
+            raise TypeError(f"{op} does not accept PRNG key arrays (got {leaf.dtype}{list(leaf.shape)}): keys are "
+                            "not numbers. all_gather, all_to_all, ppermute and pshuffle move keys; for arithmetic "
+                            "on the raw words use random.key_data(keys).")
 
 
 def _tree_collective(prim, x, names, **params):
@@ -125,6 +159,7 @@ def psum(x, axis_name):
     `[0.25, 0.75]`. Booleans are counted: their psum is int32, as in JAX.
     """
     names = _names(axis_name)
+    _no_keys("psum", x)
     leaves, tree = tree_flatten(x)
     leaves = [convert_element_type(leaf, dtypes.int32) if aval_of(leaf).dtype == dtypes.bool_ else leaf
               for leaf in leaves]
@@ -167,6 +202,7 @@ def pmean(x, axis_name):
     Example: `vmap(lambda v: v - lax.pmean(v, "i"), axis_name="i")(jnp.array([1., 3.]))` is
     `[-1., 1.]`.
     """
+    _no_keys("pmean", x)
     n = axis_size(axis_name)
     leaves, tree = tree_flatten(psum(x, axis_name))
     return tree_unflatten(tree, [div(s, full_like(s, n)) for s in leaves])
@@ -179,6 +215,7 @@ def pmax(x, axis_name):
 
     Example: `vmap(lambda v: lax.pmax(v, "i"), axis_name="i")(jnp.array([1., 3.]))` is `[3., 3.]`.
     """
+    _no_keys("pmax", x)
     return _tree_collective(pmax_p, x, _names(axis_name))
 
 
@@ -187,6 +224,7 @@ def pmin(x, axis_name):
 
     Example: `vmap(lambda v: lax.pmin(v, "i"), axis_name="i")(jnp.array([1., 3.]))` is `[1., 1.]`.
     """
+    _no_keys("pmin", x)
     return _tree_collective(pmin_p, x, _names(axis_name))
 
 
@@ -223,6 +261,7 @@ pmin_p = _extremum("pmin", reduce_min, "min")
 
 # ----- all_gather ------------------------------------------------------------------------------------
 
+@_moves_keys
 def all_gather(x, axis_name, *, axis=0, tiled=False):
     """Every example's `x`, stacked along a new axis `axis` (or, with `tiled`, concatenated along
     the existing axis `axis`), the same in every example.
@@ -309,6 +348,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     """
     names = _one_name("psum_scatter", axis_name)
     _no_groups("psum_scatter", axis_index_groups)
+    _no_keys("psum_scatter", x)
     size = batching.bound_axis(names[0]).size
     leaves, tree = tree_flatten(x)
     outs = []
@@ -390,6 +430,7 @@ deflinear(psum_scatter_p, _psum_scatter_transpose)
 # block j to example j, concatenate the blocks received along `concat_axis` in example order. The
 # untiled form is that, on an operand given a size-1 axis, followed by a squeeze (as in JAX).
 
+@_moves_keys
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
     """Exchange parts of `x` between the examples of the named axis: example j receives part j of
     every example's `x` along `split_axis`, stacked in example order along a new axis at
@@ -485,6 +526,7 @@ deflinear(all_to_all_p, _all_to_all_transpose)
 
 # ----- ppermute -------------------------------------------------------------------------------------------
 
+@_moves_keys
 def ppermute(x, axis_name, perm):
     """Send `x` from example to example: `perm` is a sequence of `(source, destination)` index pairs
     (each source and each destination at most once); example `destination` gets the `x` of example

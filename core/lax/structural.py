@@ -11,6 +11,7 @@ import numpy as np
 from .. import dtypes
 from ..array import Array, copy_array, new_scalar_array, scalar_array
 from ..avals import ShapedArray
+from ..config import config
 from ..trace import EvalTrace, Primitive
 from ..trace import _state as _trace_state
 from ..interpreters import ad, batching, lowering
@@ -1018,7 +1019,11 @@ class _CopyPrimitive(Primitive):
 
     def bind(self, *args, **params):
         if _trace_state.trace.__class__ is EvalTrace and len(args) == 1 and isinstance(args[0], Array):
-            return copy_array(args[0])
+            out = copy_array(args[0])
+            if config.debug_key_reuse:  # a copy of keys is the same keys (core/key_reuse.py)
+                from ..key_reuse import share_marks
+                share_marks(args[0], out)
+            return out
         return super().bind(*args, **params)
 
 

@@ -11,7 +11,7 @@ from .. import dtypes, errors
 from ..array import Array, asarray_device, new_scalar_array
 from ..trace import Tracer
 from .. import lax
-from ..lax._base import aval_of, is_key_array
+from ..lax._base import any_key_array, aval_of, is_key_array
 from ..lax.structural import _array_copy
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "empty_like", "zeros_like", "ones_like",
@@ -65,6 +65,9 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
     """
     if order not in (None, "K", "A", "C"):
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
+    if is_key_array(object) or isinstance(object, (list, tuple)) and any_key_array(_leaves(object, [])):
+        from .. import prng_keys  # typed PRNG keys give a key array, as in JAX (core/prng_keys.py)
+        return prng_keys.array_of_keys(object, dtype, copy, ndmin)
     dtype = dtypes.check_user_dtype(dtype, "array")
     if isinstance(object, (Array, Tracer)):
         out = object if dtype is None else lax.convert_element_type(object, dtype)
@@ -108,6 +111,9 @@ def asarray(a, dtype=None, order=None, copy=None):
 
     Example: `jnp.asarray(np.arange(3))` is `Array([0, 1, 2], dtype=int32)`.
     """
+    if is_key_array(a):  # a typed PRNG key array: itself, as in JAX (core/prng_keys.py)
+        from .. import prng_keys
+        return prng_keys.array_of_keys(a, dtype, bool(copy), name="asarray")
     if not copy and isinstance(a, (Array, Tracer)) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
     return array(a, dtype=dtype, order=order, copy=bool(copy))
