@@ -138,22 +138,26 @@ def spectral(function, x, y, fs, window, nperseg, noverlap, nfft, detrend, retur
     axis = canonicalize_axis(static_int(function, "axis", axis), x.ndim, function)
     result_dtype = np.dtype(np.complex128 if np.dtype(x.dtype) in (np.float64, np.complex128) else np.complex64)
     real_dtype = np.dtype(np.float64 if result_dtype == np.complex128 else np.float32)
-    x = jnp.moveaxis(x, axis, -1)
+    # every check on static information first, before any computation
+    length = x.shape[axis] if y is None else max(x.shape[axis], y.shape[axis])
     if y is not None:
-        y = jnp.moveaxis(y, axis, -1)
         try:
-            np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
+            np.broadcast_shapes(np.delete(x.shape, axis), np.delete(y.shape, axis))
         except ValueError:
             raise ValueError(f"{function}: x and y must broadcast together outside axis {axis}; got {short(x)} and "
-                             f"{short(y)} (axis moved last).") from None
-        length = max(x.shape[-1], y.shape[-1])  # the shorter one is zero-padded, as in SciPy
-        x, y = (jnp.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, length - v.shape[-1])]) for v in (x, y))
+                             f"{short(y)}.") from None
     if x.size == 0 or (y is not None and y.size == 0):
-        raise ValueError(f"{function}: inputs cannot be empty; got {short(x)}"
-                         + ("" if y is None else f" and {short(y)}") + " (axis moved last).")
-    win, nperseg = window_and_length(function, window, nperseg, x.shape[-1], real_dtype)
+        shapes = short(x) if y is None else f"{short(x)} and {short(y)}"
+        raise ValueError(f"{function}: inputs cannot be empty; got {shapes}.")
+    win, nperseg = window_and_length(function, window, nperseg, length, real_dtype)
     noverlap, nfft = segment_overlap_fft(function, nperseg, noverlap, nfft)
     nstep = nperseg - noverlap
+    detrender = _detrender(function, detrend, -1 if axis == x.ndim - 1 else axis)
+
+    x = jnp.moveaxis(x, axis, -1)
+    if y is not None:  # the shorter signal is zero-padded, as in SciPy
+        y = jnp.moveaxis(y, axis, -1)
+        x, y = (jnp.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, length - v.shape[-1])]) for v in (x, y))
     x = _extend(x, nperseg // 2, boundary)
     y = None if y is None else _extend(y, nperseg // 2, boundary)
     if padded:  # zeros up to a whole number of segments, after the extension (as SciPy)
@@ -178,7 +182,6 @@ def spectral(function, x, y, fs, window, nperseg, noverlap, nfft, detrend, retur
     unit_freqs = np.fft.rfftfreq(nfft) if onesided else np.fft.fftfreq(nfft)
     freqs = jnp.asarray(unit_freqs, dtype=real_dtype) * fs
 
-    detrender = _detrender(function, detrend, -1 if axis == x.ndim - 1 else axis)
     spectrum = _windowed_fft(x, win, detrender, nperseg, nstep, nfft, onesided)
     if y is not None:
         spectrum = jnp.conj(spectrum) * _windowed_fft(y, win, detrender, nperseg, nstep, nfft, onesided)
@@ -220,11 +223,14 @@ def stft(x, fs=1.0, window="hann", nperseg=256, noverlap=None, nfft=None, detren
                     axis, "stft", boundary, padded)
 
 
-def _average(function, periodograms, average):
-    """The mean or (bias-corrected) median over the segments (the last axis)."""
-    nseg = periodograms.shape[-1]
+def _check_average(function, average):
     if average not in _AVERAGES:
         raise ValueError(f"{function}: average must be one of {_AVERAGES}; got {average!r}.")
+
+
+def _average(periodograms, average):
+    """The mean or (bias-corrected) median over the segments (the last axis)."""
+    nseg = periodograms.shape[-1]
     if nseg == 1:
         return periodograms[..., 0]
     if average == "mean":
@@ -256,9 +262,10 @@ def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, det
         >>> f, (3 * P).round(4)  # P = -4j / 3 at f = 0.25
         (Array([0.  , 0.25, 0.5 ], dtype=float32), Array([0.+0.j, 0.-4.j, 0.+0.j], dtype=complex64))
     """
+    _check_average("csd", average)
     freqs, _, per_segment = spectral("csd", x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided,
                                      scaling, axis, "psd")
-    return freqs, _average("csd", per_segment, average)
+    return freqs, _average(per_segment, average)
 
 
 def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, detrend="constant",
@@ -273,6 +280,7 @@ def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, detr
         >>> f, (3 * P).round(4)  # P = 4 / 3 at f = 0.25
         (Array([0.  , 0.25, 0.5 ], dtype=float32), Array([0., 4., 0.], dtype=float32))
     """
+    _check_average("welch", average)
     freqs, _, per_segment = spectral("welch", x, None, fs, window, nperseg, noverlap, nfft, detrend,
                                      return_onesided, scaling, axis, "psd")
-    return freqs, _average("welch", per_segment, average)
+    return freqs, _average(per_segment, average)
