@@ -290,6 +290,8 @@ def test_errors_name_the_problem():
         cs.fftconvolve(np.ones((3, 4)), np.ones((2, 2)), axes=1)
     with pytest.raises(ValueError, match="in 'valid' mode one input must be at least as large"):
         cs.fftconvolve(np.ones((3, 2)), np.ones((2, 3)), mode="valid")
+    with pytest.raises(TypeError, match=re.escape("welch: nperseg must be an integer; got 8.5")):
+        cs.welch(x, nperseg=8.5)
     with pytest.raises(ValueError, match=re.escape("detrend: breakpoints must lie in [0, 20]")):
         cs.detrend(x, bp=[25])
     with pytest.raises(core.errors.ConcretizationTypeError, match="core.scipy.signal.stft requires a concrete value "

@@ -13,10 +13,14 @@ def short(x):
 
 
 def static_int(function, argument, value):
-    """`value` as a Python int: these arguments fix the result's shape, so they must be concrete."""
+    """`value` as a Python int (an integral float such as 8.0 too): these arguments fix the
+    result's shape, so they must be concrete."""
     if isinstance(value, Tracer):
         raise errors.static_value_error(f"core.scipy.signal.{function}", argument, value, "a Python int")
     try:
         return operator.index(value)
     except TypeError:
-        raise TypeError(f"{function}: {argument} must be an integer; got {value!r}.") from None
+        pass
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():  # 8.0, as SciPy's int() takes
+        return int(value)
+    raise TypeError(f"{function}: {argument} must be an integer; got {value!r}.")
