@@ -121,5 +121,7 @@ def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, in
     # the samples go where the segments were (one axis fewer: the frequencies are gone)
     out_axis = time_axis - 1 if freq_axis < time_axis else time_axis
     x = jnp.moveaxis(x, -1, out_axis)
+    if isinstance(fs, (int, float, np.integer, np.floating)):
+        fs = float(fs)  # weakly typed: float32 results keep float32 times
     times = jnp.arange(x.shape[out_axis], dtype=real_dtype) / fs
     return times, x

@@ -165,6 +165,8 @@ def spectral(function, x, y, fs, window, nperseg, noverlap, nfft, detrend, retur
         x = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, extra)])
         y = None if y is None else jnp.pad(y, [(0, 0)] * (y.ndim - 1) + [(0, extra)])
 
+    if isinstance(fs, (int, float, np.integer, np.floating)):
+        fs = float(fs)  # weakly typed, so float32 data keeps float32 frequencies and values
     # the periodogram's normalisation: power per unit frequency ('density') or per bin ('spectrum');
     # the STFT takes the square root of 'spectrum' (a window of sum one)
     power = (win * win).sum() if scaling == "density" else win.sum() ** 2
