@@ -1,18 +1,19 @@
-"""`core.scipy.signal`: N-dimensional convolution and cross-correlation as `scipy.signal` (and
+"""Direct N-dimensional convolution and cross-correlation as `scipy.signal` (and
 `jax.scipy.signal`) have them, each one `lax.conv_general_dilated`.
 
 Modes are SciPy's: 'full' (every overlap), 'same' (the centre of 'full', of in1's shape) and
 'valid' (full overlaps only). As in SciPy, the larger input slides over the smaller one whatever
 their order, so one input must be at least as large as the other in every dimension. As in JAX,
 integer inputs stay integer and empty inputs are refused. Every `method` ('auto', 'direct',
-'fft') runs the direct convolution (XLA's), so 'fft' gives the same values up to rounding.
+'fft') runs the direct convolution (XLA's), so 'fft' gives the same values up to rounding;
+`fftconvolve` (in `_fftconvolve`) is the transform-based one.
 """
 import numpy as np
 
-from .. import dtypes
-from .. import lax
-from .. import numpy as jnp
-from ..numpy._util import check_arraylike, promote_dtypes
+from ... import dtypes
+from ... import lax
+from ... import numpy as jnp
+from ...numpy._util import check_arraylike, promote_dtypes
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
 
