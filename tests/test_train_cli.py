@@ -219,3 +219,24 @@ def test_a_reader_that_goes_away_does_not_stop_the_run(tmp_path):
     steps = [r["step"] for r in map(__import__("json").loads, open(tmp_path / "w" / "metrics.jsonl"))
              if "train/loss" in r]
     assert steps[-1] == 30
+
+
+def test_tensorboard_logging_does_not_import_torch(tmp_path):
+    """tensorboardX imports torch whenever it is installed (~460 MB of resident memory in a
+    `train` process that never uses it); the run's logger keeps it out, and torch stays
+    importable afterwards. A stand-in `torch` package on the path records each import."""
+    fake = tmp_path / "site" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("import os\nopen(os.environ['TORCH_MARK'], 'a').write('imported\\n')\n"
+                                      "Tensor = type('Tensor', (), {})\n")
+    mark = tmp_path / "mark"
+    code = (f"import sys\nfrom train.logs import RunLogger\n"
+            f"log = RunLogger({str(tmp_path / 'w')!r}, total_steps=1, progress='off')\n"
+            "log.scalars(1, {'train/loss': 0.5})\nlog.close()\n"
+            "assert 'torch' not in sys.modules, 'tensorboardX imported torch'\n"
+            "import torch\nprint('ok', torch.Tensor.__name__)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / "site"), ROOT]), TORCH_MARK=str(mark))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ok", "Tensor"]
+    assert mark.read_text() == "imported\n"    # once: by the explicit import, not by tensorboardX
