@@ -3,8 +3,8 @@ the standard normal restricted to [a, b], then shifted by `loc` and scaled by `s
 `b` count standard deviations from `loc`, as in SciPy).
 
 Everything goes through the log of a normal mass, log(Phi(hi) - Phi(lo)), computed where it is
-accurate: from the upper tail's log-survival when the interval is right of 0, from the lower
-tail's log-cdf when it is left of 0, and from the central mass otherwise. So the log-functions
+accurate: from the tail's log-survival when the interval lies right of 1 (or, mirrored, left of
+-1), and from a difference of erfs otherwise. So the log-functions
 stay finite far in the tails (an interval [30, 40], the cdf's lower tail at -40) where a
 difference of cdfs would be 0 - 0.
 
@@ -32,26 +32,29 @@ def _log_diff_of_logs(big, small):
 
 
 def _log_mass(lo, hi):
-    """log(Phi(hi) - Phi(lo)) for lo <= hi (-inf where lo == hi).
+    """log(Phi(hi) - Phi(lo)) for lo <= hi (-inf where lo == hi, infinite ends included).
 
-    Right of 0 the masses are differences of small survival values, left of 0 of small cdf values,
-    both taken in log space; across 0 the mass is at least Phi's central part, computed as
-    1 - Phi(lo) - Phi(-hi) when it is near 1 and as (erf(hi/sqrt2) - erf(lo/sqrt2)) / 2, a sum
-    of two non-negative terms, when it is not. Each branch sees placeholder arguments where it is
-    not taken, so none of them makes NaNs (or NaN gradients) that `where` would have to hide."""
-    right, left = lo > 0, hi < 0
-    center = ~right & ~left
-    lo_r, hi_r = jnp.where(right, lo, 1.0), jnp.where(right, hi, 2.0)
-    from_right = _log_diff_of_logs(special.log_ndtr(-lo_r), special.log_ndtr(-hi_r))
-    lo_l, hi_l = jnp.where(left, lo, -2.0), jnp.where(left, hi, -1.0)
-    from_left = _log_diff_of_logs(special.log_ndtr(hi_l), special.log_ndtr(lo_l))
+    An interval left of -1 is first mirrored to the right of 1 (the mass of [lo, hi] is that of
+    [-hi, -lo]). Right of 1 the mass is a difference of small survival values, taken in log space.
+    Elsewhere it is (erf(hi/sqrt2) - erf(lo/sqrt2)) / 2, which loses nothing while the erfs are not
+    both near 1 in magnitude (erf is relatively accurate near 0, where a log-survival is log(1/2)
+    and its differences would cancel), or, when the interval holds most of the mass,
+    1 - Phi(lo) - Phi(-hi) through log1p. Each branch sees placeholder arguments where it is not
+    taken, so none of them makes NaNs (or NaN gradients) that `where` would have to hide."""
+    empty = ~(lo < hi)
+    mirror = hi < -1
+    lo, hi = jnp.where(mirror, -hi, lo), jnp.where(mirror, -lo, hi)
+    tail = (lo > 1) & ~empty
+    center = ~tail & ~empty
+    lo_t, hi_t = jnp.where(tail, lo, 2.0), jnp.where(tail, hi, 3.0)
+    from_tail = _log_diff_of_logs(special.log_ndtr(-lo_t), special.log_ndtr(-hi_t))
     lo_c, hi_c = jnp.where(center, lo, -1.0), jnp.where(center, hi, 1.0)
     tails = special.ndtr(lo_c) + special.ndtr(-hi_c)
-    big = tails < 0.5
-    lo_s, hi_s = jnp.where(big, -1.0, lo_c), jnp.where(big, 1.0, hi_c)
-    small_mass = 0.5 * (special.erf(hi_s / np.sqrt(2)) - special.erf(lo_s / np.sqrt(2)))
-    from_center = jnp.where(big, jnp.log1p(-jnp.where(big, tails, 0.0)), jnp.log(small_mass))
-    return jnp.where(right, from_right, jnp.where(left, from_left, from_center))
+    most = tails < 0.5
+    lo_s, hi_s = jnp.where(most, -1.0, lo_c), jnp.where(most, 1.0, hi_c)
+    mass = 0.5 * (special.erf(hi_s / np.sqrt(2)) - special.erf(lo_s / np.sqrt(2)))
+    from_center = jnp.where(most, jnp.log1p(-jnp.where(most, tails, 0.0)), jnp.log(mass))
+    return jnp.where(empty, -np.inf, jnp.where(tail, from_tail, from_center))
 
 
 def _parts(name, x, a, b, loc, scale):
