@@ -224,13 +224,21 @@ class gaussian_kde:
         """Draws from the density: a data point chosen by weight, plus normal noise with the kernel
         covariance. Returns (d,) + shape.
 
+        One uniform draw of d + 1 components per sample serves both: the first picks the point (by
+        the weights' cumulative sums), the others become the noise through the normal quantile
+        function. (Splitting the key for jax's two draws, a choice and a multivariate normal, gives
+        other, equally valid samples, but compiles about five times slower: XLA is slow on random
+        bits from a derived key and on a normal draw mapped back through the normal cdf.)
+
         >>> kde = gaussian_kde(jnp.array([0.0, 1.0, 3.0]))
         >>> print(kde.resample(random.key(0), (5,)).shape)
         (1, 5)
         """
         shape = tuple(shape)
-        index_key, noise_key = random.split(key)
-        index = random.choice(index_key, self.n, shape=shape, p=self.weights)
-        noise = random.multivariate_normal(noise_key, jnp.zeros(self.d, self.dataset.dtype), self.covariance,
-                                           shape=shape, dtype=self.dataset.dtype)
-        return self.dataset[:, index] + jnp.moveaxis(noise, -1, 0)
+        dtype = self.dataset.dtype
+        # (0, 1) without 0, so that every quantile is finite
+        u = random.uniform(key, shape + (self.d + 1,), dtype, minval=dtypes.finfo(dtype).tiny)
+        cumulative = jnp.cumsum(self.weights)
+        index = jnp.searchsorted(cumulative, u[..., 0] * cumulative[-1], side="right")
+        noise = special.ndtri(u[..., 1:]) @ jnp.linalg.cholesky(self.covariance).T
+        return self.dataset[:, jnp.minimum(index, self.n - 1)] + jnp.moveaxis(noise, -1, 0)
