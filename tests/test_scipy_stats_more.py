@@ -9,7 +9,9 @@ Compiling is most of the cost here. Every distribution is evaluated eagerly on f
 length N (a grid of points and parameter combinations, broadcast, flattened and repeated up to N;
 gradient points and single tail points too), so each primitive and each jitted special function
 compiles once for the whole file. (Jitting each grid instead costs several times more: XLA
-compiles every large program from scratch.)"""
+compiles every large program from scratch.) The descriptive functions, multinomial and
+gaussian_kde are the other way round (many small operations on varied shapes): each of their tests
+runs as one jitted program."""
 
 import numpy as np
 import pytest
