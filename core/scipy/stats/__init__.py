@@ -9,8 +9,13 @@ probabilities outside [0, 1] given to a quantile function.
 >>> print(round(float(stats.norm.logpdf(0.0, loc=0.0, scale=1.0)), 5))
 -0.91894
 """
-from . import (bernoulli, beta, binom, cauchy, chi2, dirichlet, expon, gamma, laplace, logistic,  # noqa: F401
-               multivariate_normal, norm, poisson, t, uniform)
+from . import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, gamma, gennorm,  # noqa: F401
+               geom, gumbel_l, gumbel_r, laplace, logistic, multinomial, multivariate_normal, nbinom, norm, pareto,
+               poisson, t, truncnorm, uniform, vonmises, wrapcauchy)
+from .descriptive import ModeResult, mode, rankdata, sem  # noqa: F401
+from .kde import gaussian_kde  # noqa: F401
 
-__all__ = ["bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "laplace", "logistic",
-           "multivariate_normal", "norm", "poisson", "t", "uniform"]
+__all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "gennorm",
+           "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial", "multivariate_normal", "nbinom",
+           "norm", "pareto", "poisson", "t", "truncnorm", "uniform", "vonmises", "wrapcauchy",
+           "ModeResult", "mode", "rankdata", "sem", "gaussian_kde"]
