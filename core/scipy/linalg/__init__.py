@@ -1,0 +1,27 @@
+"""`core.scipy.linalg`: `scipy.linalg`'s names over the `lax.linalg` primitives, as `jax.scipy.linalg`.
+
+Signatures are SciPy's (and JAX's); the SciPy arguments that only concern memory or input checks
+(`overwrite_a`, `overwrite_b`, `check_finite`, `lwork`, `debug`, `turbo`, `lapack_driver`) are
+accepted and ignored. Where JAX and SciPy differ we do as JAX: no LinAlgError (a singular or
+indefinite matrix gives inf/NaN), factors come back clean (`cho_factor` zeroes the unused
+triangle), `sqrtm` is always complex, and leading dimensions are a batch. Derivatives come from the
+primitives' rules (cholesky, lu, qr, eigh, svd, triangular_solve) and from `lax` control flow
+(`expm`); `schur`, and so `sqrtm` and `logm`, have none (as in JAX); `solve(..., assume_a="pos")`
+has its own rule so that the gradient with respect to `a` is that of the full matrix, as with
+JAX's `custom_linear_solve`.
+
+The functions live in small private modules by topic (`_solves`, `_decompositions`,
+`_matrix_functions`, `_special_matrices`); this package is their one public face.
+"""
+from ._decompositions import eigh, qr, schur, svd
+from ._matrix_functions import expm, logm, sqrtm
+from ._solves import cho_factor, cho_solve, cholesky, det, inv, lu, lu_factor, lu_solve, solve, solve_triangular
+from ._special_matrices import block_diag, toeplitz
+
+__all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor", "lu_solve", "qr",
+           "svd", "eigh", "schur", "inv", "det", "solve", "expm", "sqrtm", "logm", "block_diag", "toeplitz"]
+
+# the public names belong to this module (doctest finds their examples here; reprs name it)
+for _name in __all__:
+    globals()[_name].__module__ = __name__
+del _name
