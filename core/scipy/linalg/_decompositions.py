@@ -1,4 +1,4 @@
-"""QR, SVD, Hermitian eigendecomposition and Schur form."""
+"""Decompositions: QR (and qr_multiply), SVD, Hermitian eigendecomposition, Schur, Hessenberg and polar forms."""
 import functools
 
 import numpy as np
@@ -110,6 +110,7 @@ def _generalized_eigh(a, b, lower, type):
     return w, v
 
 
+# ----- Schur, Hessenberg, polar ---------------------------------------------------------------------
 
 def schur(a, output="real"):
     """The Schur decomposition `(t, z)` with `a == z @ t @ z^H`, as `scipy.linalg.schur`: z is
@@ -139,3 +140,128 @@ def _complex_schur(name, a):
         a = a.astype(jnp.result_type(a.dtype, np.complex64))
     t, z = lax_linalg.schur(a)
     return t, z
+
+
+def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False, overwrite_c=False):
+    """Q of the QR decomposition of `a` (..., m, n) applied to `c`, as `scipy.linalg.qr_multiply`
+    with JAX's shapes: `(q @ c, r)` for `mode="left"` with c (..., k, p), k = min(m, n), and
+    `(c @ q, r)` for "right" (default) with c (..., p, m), where q is the economic (m, k) factor
+    and r (..., k, n); `conjugate=True` uses conj(q). A 1-D c is a column (left) or a row (right)
+    and the product comes back 1-D. Batch dimensions broadcast. Differentiable through `qr`
+    (JAX's geqrf/ormqr route is not); `pivoting=True` is not implemented (as `qr`).
+
+    Example:
+        >>> a = jnp.array([[1.0, 1.0], [1.0, 2.0], [1.0, 3.0]])
+        >>> qtb, r = core.scipy.linalg.qr_multiply(a, jnp.array([1.0, 2.0, 3.0]))
+        >>> core.scipy.linalg.solve_triangular(r, qtb).round(5)   # least squares: y = 0 + 1 x
+        Array([0., 1.], dtype=float32)
+    """
+    del overwrite_a, overwrite_c
+    if pivoting:
+        raise NotImplementedError("qr_multiply: pivoting=True (LAPACK geqp3) is not implemented; use pivoting=False.")
+    if mode not in ("left", "right"):
+        raise ValueError(f"qr_multiply: `mode` must be 'left' or 'right'; got {mode!r}.")
+    a, c = _inexact("qr_multiply", a, c)
+    if a.ndim < 2:
+        raise ValueError(f"qr_multiply: `a` must have at least 2 dimensions (..., m, n); got {_short(a)}.")
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    vector = c.ndim == 1
+    if vector:
+        c = c[:, None] if mode == "left" else c[None, :]
+    if c.ndim < 2:
+        raise ValueError(f"qr_multiply: `c` must have at least 1 dimension; got {_short(c)}.")
+    if mode == "left" and c.shape[-2] != k:
+        raise ValueError(f"qr_multiply: for mode='left' `c` must have min(m, n) = {k} rows to be multiplied by q "
+                         f"(m, {k}) of `a` {_short(a)}; got {_short(c)}.")
+    if mode == "right" and c.shape[-1] != m:
+        raise ValueError(f"qr_multiply: for mode='right' `c` must have m = {m} columns to multiply q ({m}, {k}) "
+                         f"of `a` {_short(a)}; got {_short(c)}.")
+    q, r = lax_linalg.qr(a, full_matrices=False)
+    if conjugate:
+        q = jnp.conj(q)
+    out = q @ c if mode == "left" else c @ q
+    return (out.reshape(out.shape[:-2] + (-1,)) if vector else out), r
+
+
+def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
+    """The Hessenberg form `h` of square matrices, zero below the first subdiagonal, with
+    `a == q @ h @ q^H` for unitary q, as `scipy.linalg.hessenberg`; `(h, q)` for `calc_q=True`.
+    LAPACK gehrd, then orgqr for q; not differentiable, as in JAX. Leading dimensions are a batch.
+
+    Example:
+        >>> h, q = core.scipy.linalg.hessenberg(jnp.array([[1.0, 2.0, 3.0], [0.0, 4.0, 5.0], [0.0, 6.0, 7.0]]),
+        ...                                     calc_q=True)
+        >>> jnp.allclose(q @ h @ q.T, jnp.array([[1.0, 2.0, 3.0], [0.0, 4.0, 5.0], [0.0, 6.0, 7.0]]), atol=1e-5)
+        Array(True, dtype=bool)
+    """
+    del overwrite_a, check_finite
+    (a,) = _inexact("hessenberg", a)
+    _check_square("hessenberg", a)
+    n = a.shape[-1]
+    if n == 0:
+        return (a, a) if calc_q else a
+    packed, taus = lax_linalg.hessenberg(a)
+    h = jnp.triu(packed, -1)
+    if not calc_q:
+        return h
+    # gehrd's reflectors act on rows/columns 1..n-1: q = 1 (+) householder_product of them
+    q = lax_linalg.householder_product(packed[..., 1:, :-1], taus)
+    q = jnp.pad(q, [(0, 0)] * (q.ndim - 2) + [(1, 0), (1, 0)])
+    corner = np.zeros((n, n), a.dtype)
+    corner[0, 0] = 1
+    return h, q + corner
+
+
+_POLAR_METHODS = ("qdwh", "svd")
+
+
+def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
+    """The polar decomposition `(u, p)` of `a` (..., m, n), as `scipy.linalg.polar`: `a == u @ p`
+    for `side="right"` (p (n, n)) or `a == p @ u` for "left" (p (m, m)), u with orthonormal
+    columns (rows if n > m) and p Hermitian positive semi-definite. `method="qdwh"` (default) is
+    `lax.linalg.qdwh` (stopping by `eps` and `max_iterations`; forward-mode derivatives only, a
+    while loop), "svd" goes through the SVD (differentiable both ways). Unlike JAX's qdwh route,
+    every shape works with either side (the other side's p is u p u^H, a wide `a` goes through
+    a^H). Leading dimensions are a batch.
+
+    Example:
+        >>> u, p = core.scipy.linalg.polar(jnp.array([[0.0, -2.0], [3.0, 0.0]]))
+        >>> u.round(4), p.round(4)
+        (Array([[ 0., -1.],
+               [ 1.,  0.]], dtype=float32), Array([[3., 0.],
+               [0., 2.]], dtype=float32))
+    """
+    if side not in ("right", "left"):
+        raise ValueError(f"polar: `side` must be 'right' or 'left'; got {side!r}.")
+    if method not in _POLAR_METHODS:
+        raise ValueError(f"polar: `method` must be one of {_POLAR_METHODS}; got {method!r}.")
+    (a,) = _inexact("polar", a)
+    if a.ndim < 2:
+        raise ValueError(f"polar: `a` must have at least 2 dimensions (..., m, n); got {_short(a)}.")
+    if method == "svd":
+        u_s, s, vh = lax_linalg.svd(a, full_matrices=False)
+        s = s.astype(a.dtype)
+        u = u_s @ vh
+        p = (_mH(vh) * s[..., None, :]) @ vh if side == "right" else (u_s * s[..., None, :]) @ _mH(u_s)
+        return u, p
+    m, n = a.shape[-2:]
+    wide = m < n
+    # qdwh takes one tall matrix: x = u_x h_x with x = a, or x = a^H (then a = h_x u_x^H)
+    x = _mH(a) if wide else a
+    qdwh = functools.partial(_qdwh_factors, eps=eps, max_iterations=max_iterations)
+    if x.ndim > 2:
+        qdwh = jnp.vectorize(qdwh, signature="(m,n)->(m,n),(n,n)")
+    u, h = qdwh(x)
+    if wide:
+        u = _mH(u)
+    if (side == "left") == wide:
+        return u, h
+    # the factor on the other side: a = u h = (u h u^H) u (tall, left), or a = h u = u (u^H h u) (wide, right)
+    p = u @ h @ _mH(u) if not wide else _mH(u) @ h @ u
+    return u, (p + _mH(p)) / 2
+
+
+def _qdwh_factors(x, eps, max_iterations):
+    u, h, _, _ = lax_linalg.qdwh(x, eps=eps, max_iterations=max_iterations)
+    return u, h
