@@ -11,12 +11,16 @@ has its own rule so that the gradient with respect to `a` is that of the full ma
 JAX's `custom_linear_solve`.
 
 The functions live in small private modules by topic (`_solves`, `_decompositions`,
-`_matrix_functions`, `_special_matrices`, `_sized_matrices`); this package is their one public face.
+`_matrix_functions`, `_schur_forms`, `_sylvester`, `_tridiagonal`, `_special_matrices`,
+`_sized_matrices`); this package is their one public face.
 """
 from ._decompositions import eigh, hessenberg, polar, qr, qr_multiply, schur, svd
-from ._matrix_functions import expm, logm, sqrtm
+from ._matrix_functions import expm, expm_frechet, logm, sqrtm
+from ._schur_forms import funm, rsf2csf
 from ._solves import cho_factor, cho_solve, cholesky, det, inv, lu, lu_factor, lu_solve, solve, solve_triangular
 from ._sized_matrices import dft, hadamard, helmert, hilbert, invhilbert, invpascal, pascal
+from ._sylvester import solve_sylvester
+from ._tridiagonal import eigh_tridiagonal
 from ._special_matrices import (block_diag, circulant, companion, convolution_matrix, fiedler, fiedler_companion, hankel,
                                 leslie, toeplitz)
 
@@ -24,7 +28,8 @@ __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_
            "svd", "eigh", "schur", "inv", "det", "solve", "expm", "sqrtm", "logm", "block_diag", "toeplitz",
            "hankel", "circulant", "leslie", "companion", "fiedler", "fiedler_companion", "convolution_matrix",
            "hilbert", "invhilbert", "pascal", "invpascal", "helmert", "hadamard", "dft",
-           "hessenberg", "qr_multiply", "polar"]
+           "hessenberg", "qr_multiply", "polar", "expm_frechet", "rsf2csf", "funm",
+           "solve_sylvester", "eigh_tridiagonal"]
 
 # the public names belong to this module (doctest finds their examples here; reprs name it)
 for _name in __all__:

@@ -1,4 +1,4 @@
-"""Matrix functions: the exponential, square root and logarithm."""
+"""Matrix functions: the exponential (and its Frechet derivative), square root and logarithm."""
 import functools
 
 import numpy as np
@@ -6,9 +6,10 @@ import numpy as np
 from ... import lax
 from ... import numpy as jnp
 from ...numpy import linalg as jnp_linalg
+from .._util import library_jit
 from ._decompositions import _complex_schur
 from ._solves import solve_triangular
-from ._util import _check_square, _inexact, _mH
+from ._util import _check_square, _inexact, _mH, _short
 
 
 # ----- matrix functions ----------------------------------------------------------------------------
@@ -94,6 +95,51 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
         fn = jnp.vectorize(fn, signature="(n,n)->(n,n)")
     return fn(A)
 
+
+
+def expm_frechet(A, E, *, method=None, compute_expm=True):
+    """The Frechet derivative of the matrix exponential at `A` in the direction `E`, as
+    `scipy.linalg.expm_frechet`: `(expm(A), L)` with L = d/dt expm(A + t E) at t = 0, or L alone
+    for `compute_expm=False`. Both come from one `expm` of the block matrix [[A, E], [0, A]],
+    whose exponential is [[expm(A), L], [0, expm(A)]] (SciPy's "blockEnlarge"; JAX takes the jvp
+    of expm, the same numbers to rounding, at twice the compile time); `method` is accepted and
+    ignored, as in JAX. Differentiable in A and E. A and E are (..., n, n) of one shape.
+
+    Example:
+        >>> a = jnp.array([[1.0, 0.0], [0.0, 2.0]])
+        >>> core.scipy.linalg.expm_frechet(a, jnp.eye(2), compute_expm=False)   # d/dt exp(a + t I) = exp(a)
+        Array([[2.7182817, 0.       ],
+               [0.       , 7.389056 ]], dtype=float32)
+    """
+    del method
+    A, E = _inexact("expm_frechet", A, E)
+    _check_square("expm_frechet", A, "A")
+    _check_square("expm_frechet", E, "E")
+    if A.shape != E.shape:
+        raise ValueError(f"expm_frechet: `A` and `E` must have the same shape; got A {_short(A)} and E {_short(E)}.")
+    value, derivative = _expm_frechet_block(A, E)
+    return (value, derivative) if compute_expm else derivative
+
+
+def _one_norm(x):
+    return jnp.max(jnp.sum(jnp.abs(x), axis=-2), axis=-1)
+
+
+def _expm_frechet_block_unjitted(a, e):
+    n = a.shape[-1]
+    # L is linear in E: E is scaled to A's 1-norm first, so that E's size does not change the
+    # number of squarings (and so the accuracy of expm(A)); the scale has no derivative of its own
+    norm_a, norm_e = _one_norm(a), _one_norm(e)
+    scale = jnp.where(norm_e > 0, jnp.maximum(norm_a, 1.0) / jnp.where(norm_e > 0, norm_e, 1.0), 1.0)
+    scale = lax.stop_gradient(scale.astype(a.dtype))[..., None, None]
+    top = jnp.concatenate([a, e * scale], axis=-1)
+    bottom = jnp.concatenate([jnp.zeros_like(a), a], axis=-1)
+    big = expm(jnp.concatenate([top, bottom], axis=-2))
+    return big[..., :n, :n], big[..., :n, n:] / scale
+
+
+# expm's loops run eagerly would be traced and compiled again on every call; jitted, once per signature
+_expm_frechet_block = library_jit(_expm_frechet_block_unjitted)
 
 
 def _sqrtm_triu(t):
