@@ -115,14 +115,14 @@ def test_vector_built_matrices_equal_scipy_exactly(rng):
     exactly(csl.hankel(b, a), sl.hankel(b, a))
     exactly(csl.fiedler(a), sl.fiedler(a))
     exactly(csl.leslie(a, a[1:]), sl.leslie(a, a[1:]))
-    for n in (1, 3, 7):
+    for n in (3, 7):  # fewer and more columns than a has entries
         for mode in ("full", "same", "valid"):
             exactly(csl.convolution_matrix(a, n, mode), sl.convolution_matrix(a, n, mode))
             v = rng.integers(-9, 10, n)
             exactly(csl.convolution_matrix(a, n, mode) @ v, np.convolve(a, v, mode))
 
 
-@pytest.mark.parametrize("size", [1, 2, 3, 6, 7])
+@pytest.mark.parametrize("size", [1, 2, 7])  # (the batch test below has size 4)
 def test_companions_equal_scipy(rng, size):
     a = rng.standard_normal(size)
     expected = sl.fiedler_companion(a) if size > 1 else np.zeros((0, 0))
@@ -208,9 +208,9 @@ def test_qr_multiply_errors_name_the_problem():
 
 # ----- polar ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape", [(3, 3), (3, 4)])
-@pytest.mark.parametrize("method", ["qdwh", "svd"])
-def test_polar_both_sides_match_scipy(rng, shape, method):
+# qdwh on a wide matrix goes through its conjugate transpose: both sides' formulas run
+@pytest.mark.parametrize("method, shape", [("qdwh", (3, 4)), ("svd", (3, 3)), ("svd", (4, 3))])
+def test_polar_both_sides_match_scipy(rng, method, shape):
     a = rng.standard_normal(shape)
     for side in ("right", "left"):
         u, p = csl.polar(a, side, method=method)
@@ -287,15 +287,16 @@ def test_funm_matches_scipy_on_a_diagonalizable_matrix(rng):
 def test_expm_frechet_matches_scipy_and_differences_of_expm(rng):
     a = rng.standard_normal((3, 3))
     e = rng.standard_normal((3, 3))
-    value, derivative = csl.expm_frechet(a, e)
+    # one vjp gives the values and (below) the gradient, from one compiled program each way
+    (value, derivative), pullback = core.vjp(lambda a: csl.expm_frechet(a, e), a)
     e_value, e_derivative = sl.expm_frechet(a, e)
     close(value, e_value, 1e-12)
     close(derivative, e_derivative, 1e-12)
     close(derivative, central_difference(sl.expm, a, e), 1e-8)
-    close(csl.expm_frechet(a, e, compute_expm=False), e_derivative, 1e-12)
     # differentiable: d/da of sum(w * L(a, e)) against differences of SciPy's
     w = rng.standard_normal((3, 3))
-    grad = np.asarray(core.grad(lambda a: jnp.sum(w * csl.expm_frechet(a, e, compute_expm=False)))(a))
+    (grad,) = pullback((np.zeros((3, 3)), w))
+    grad = np.asarray(grad)
     direction = rng.standard_normal((3, 3))
     oracle = lambda a: np.sum(w * sl.expm_frechet(a, e, compute_expm=False))  # noqa: E731
     close(np.sum(grad * direction), central_difference(oracle, a, direction), 1e-7)

@@ -8,6 +8,7 @@ from ... import numpy as jnp
 from ...lax import linalg as lax_linalg
 from ...numpy import linalg as jnp_linalg
 from ...numpy._util import broadcast_shapes
+from .._util import library_jit
 from ._util import _check_square, _inexact, _mH, _short
 
 
@@ -198,9 +199,13 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     del overwrite_a, check_finite
     (a,) = _inexact("hessenberg", a)
     _check_square("hessenberg", a)
-    n = a.shape[-1]
-    if n == 0:
+    if a.shape[-1] == 0:
         return (a, a) if calc_q else a
+    return _hessenberg_jit(a, bool(calc_q))
+
+
+def _hessenberg(a, calc_q):
+    n = a.shape[-1]
     packed, taus = lax_linalg.hessenberg(a)
     h = jnp.triu(packed, -1)
     if not calc_q:
@@ -211,6 +216,10 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     corner = np.zeros((n, n), a.dtype)
     corner[0, 0] = 1
     return h, q + corner
+
+
+# one program instead of one per operation
+_hessenberg_jit = library_jit(_hessenberg, static_argnums=(1,))
 
 
 _POLAR_METHODS = ("qdwh", "svd")

@@ -120,15 +120,18 @@ def funm(A, func, disp=True):
     (A,) = _inexact("funm", A)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"funm: `A` must be one square matrix (n, n); got {_short(A)}.")
-    t, z = _complex_schur("funm", A)
+    f, err = _funm_jit(A, func)
+    return f if disp else (f, err)
+
+
+def _funm(a, func):
+    t, z = _complex_schur("funm", a)
     f_diag = jnp.asarray(func(jnp.diagonal(t))).astype(t.dtype)
-    if f_diag.shape != (A.shape[0],):
-        raise ValueError(f"funm: `func` must map the ({A.shape[0]},) vector of eigenvalues elementwise; it returned "
+    if f_diag.shape != (a.shape[0],):
+        raise ValueError(f"funm: `func` must map the ({a.shape[0]},) vector of eigenvalues elementwise; it returned "
                          f"{_short(f_diag)}.")
-    f_t, min_gap = _parlett_jit(t, f_diag)
+    f_t, min_gap = _parlett(t, f_diag)
     f = z @ f_t @ _mH(z)
-    if disp:
-        return f
     tol = float(dtypes.finfo(t.dtype).eps)
     min_gap = jnp.where(min_gap == 0, tol, min_gap)
     t_norm = jnp.max(jnp.sum(jnp.abs(jnp.triu(t, 1)), axis=0))  # the 1-norm of T's strict upper part
@@ -136,4 +139,6 @@ def funm(A, func, disp=True):
     return f, jnp.where(jnp.any(jnp.isinf(f)), np.inf, err)
 
 
-_parlett_jit = library_jit(_parlett)
+# one program for the Schur form, f, the recurrence and the products (per function `func`: a new
+# lambda on every call compiles every time, as eager evaluation of its loop would)
+_funm_jit = library_jit(_funm, static_argnums=(1,))
