@@ -280,6 +280,8 @@ def test_funm_matches_scipy_on_a_diagonalizable_matrix(rng):
     # through the eigendecomposition: V f(D) V^-1
     w, v = np.linalg.eig(a)
     close(f, v @ np.diag(np.sin(w) + 2 * np.cos(w)) @ np.linalg.inv(v), 1e-11)
+    # func runs eagerly, so a NumPy function works too (it failed when funm was one jitted program)
+    close(csl.funm(a, np.exp), sl.expm(a), 1e-11)
 
 
 # ----- expm_frechet ---------------------------------------------------------------------------------
@@ -456,3 +458,9 @@ def test_jax_style_program_matches_scipy(rng):
     close(r, e_r)
     close(w, sl.eigh_tridiagonal(d, e, eigvals_only=True), 1e-13)
     close(mixed, sl.circulant(d) + sl.hankel(d) + sl.toeplitz(d) + np.eye(4) + sl.hilbert(4))
+
+
+def test_every_jax_scipy_linalg_name_is_present():
+    import numpy_coverage  # tests/ is on sys.path, as for conftest
+    present, missing = numpy_coverage.scipy_coverage("linalg")["jax"]
+    assert not missing and len(present) == 40, missing

@@ -6,9 +6,11 @@ accepted and ignored. Where JAX and SciPy differ we do as JAX: no LinAlgError (a
 indefinite matrix gives inf/NaN), factors come back clean (`cho_factor` zeroes the unused
 triangle), `sqrtm` is always complex, and leading dimensions are a batch. Derivatives come from the
 primitives' rules (cholesky, lu, qr, eigh, svd, triangular_solve) and from `lax` control flow
-(`expm`); `schur`, and so `sqrtm` and `logm`, have none (as in JAX); `solve(..., assume_a="pos")`
-has its own rule so that the gradient with respect to `a` is that of the full matrix, as with
-JAX's `custom_linear_solve`.
+(`expm`, `expm_frechet`, `polar`); `schur`, and so `sqrtm`, `logm`, `rsf2csf` and `funm`, have
+none, nor has `hessenberg` (as in JAX); `solve(..., assume_a="pos")` has its own rule so that the
+gradient with respect to `a` is that of the full matrix, as with JAX's `custom_linear_solve`, and
+`solve_sylvester` is differentiated implicitly through `lax.custom_linear_solve` (JAX's has no
+derivative).
 
 The functions live in small private modules by topic (`_solves`, `_decompositions`,
 `_matrix_functions`, `_schur_forms`, `_sylvester`, `_tridiagonal`, `_special_matrices`,

@@ -154,7 +154,7 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
     Example:
         >>> a = jnp.array([[1.0, 1.0], [1.0, 2.0], [1.0, 3.0]])
         >>> qtb, r = core.scipy.linalg.qr_multiply(a, jnp.array([1.0, 2.0, 3.0]))
-        >>> core.scipy.linalg.solve_triangular(r, qtb).round(5)   # least squares: y = 0 + 1 x
+        >>> core.scipy.linalg.solve_triangular(r, qtb).round(5) + 0.0   # least squares: y = 0 + 1 x
         Array([0., 1.], dtype=float32)
     """
     del overwrite_a, overwrite_c
@@ -236,7 +236,7 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
 
     Example:
         >>> u, p = core.scipy.linalg.polar(jnp.array([[0.0, -2.0], [3.0, 0.0]]))
-        >>> u.round(4), p.round(4)
+        >>> u.round(4) + 0.0, p.round(4) + 0.0   # (+ 0.0 turns -0. into 0.)
         (Array([[ 0., -1.],
                [ 1.,  0.]], dtype=float32), Array([[3., 0.],
                [0., 2.]], dtype=float32))

@@ -120,16 +120,18 @@ def funm(A, func, disp=True):
     (A,) = _inexact("funm", A)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"funm: `A` must be one square matrix (n, n); got {_short(A)}.")
-    f, err = _funm_jit(A, func)
+    t, z = _complex_schur("funm", A)
+    # func runs eagerly, outside any jit, so a NumPy function works too (as in JAX)
+    f_diag = jnp.asarray(func(jnp.diagonal(t))).astype(t.dtype)
+    if f_diag.shape != (A.shape[0],):
+        raise ValueError(f"funm: `func` must map the ({A.shape[0]},) vector of eigenvalues elementwise; it returned "
+                         f"{_short(f_diag)}.")
+    f, err = _parlett_product_jit(t, z, f_diag)
     return f if disp else (f, err)
 
 
-def _funm(a, func):
-    t, z = _complex_schur("funm", a)
-    f_diag = jnp.asarray(func(jnp.diagonal(t))).astype(t.dtype)
-    if f_diag.shape != (a.shape[0],):
-        raise ValueError(f"funm: `func` must map the ({a.shape[0]},) vector of eigenvalues elementwise; it returned "
-                         f"{_short(f_diag)}.")
+def _parlett_product(t, z, f_diag):
+    """Z f(T) Z^H and SciPy's error estimate, from the Schur form and f at the eigenvalues."""
     f_t, min_gap = _parlett(t, f_diag)
     f = z @ f_t @ _mH(z)
     tol = float(dtypes.finfo(t.dtype).eps)
@@ -139,6 +141,5 @@ def _funm(a, func):
     return f, jnp.where(jnp.any(jnp.isinf(f)), np.inf, err)
 
 
-# one program for the Schur form, f, the recurrence and the products (per function `func`: a new
-# lambda on every call compiles every time, as eager evaluation of its loop would)
-_funm_jit = library_jit(_funm, static_argnums=(1,))
+# a loop run eagerly would be traced and compiled again on every call; jitted, once per signature
+_parlett_product_jit = library_jit(_parlett_product)

@@ -171,9 +171,9 @@ def dft(n, scale=None, *, dtype=None):
     mod n before the exponential, so every entry is a correctly rounded root of unity.
 
     Example:
-        >>> core.scipy.linalg.dft(2)
-        Array([[ 1.+0.j,  1.+0.j],
-               [ 1.+0.j, -1.-0.j]], dtype=complex64)
+        >>> x = jnp.array([1.0, 2.0, 0.0, -1.0])
+        >>> jnp.allclose(core.scipy.linalg.dft(4) @ x, jnp.fft.fft(x))
+        Array(True, dtype=bool)
     """
     n = _size("dft", n)
     if scale not in _DFT_SCALES:

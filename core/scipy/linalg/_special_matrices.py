@@ -249,7 +249,7 @@ def convolution_matrix(a, n, mode="full"):
     are a batch.
 
     Example:
-        >>> core.scipy.linalg.convolution_matrix(jnp.array([1, 2]), 3)
+        >>> core.scipy.linalg.convolution_matrix(jnp.array([1, 2]), 3, "same")
         Array([[1, 0, 0],
                [2, 1, 0],
                [0, 2, 1]], dtype=int32)
