@@ -596,6 +596,19 @@ def _logsumexp2(a, *, axis, dtype, keepdims, initial, where):
     return _ufuncs.divide(r, _ufuncs._LN2)
 
 
+def _jitted_reduction(reduce):
+    """`reduce` as one compiled program per signature (a dozen operations: eagerly one dispatch
+    instead of a dozen), with the axis, dtype and keepdims static."""
+    jitted = []
+
+    def run(a, *, axis, dtype, keepdims, initial, where):
+        if not jitted:
+            jitted.append(_library_jit(reduce, static_argnames=("axis", "dtype", "keepdims")))
+        axis = tuple(axis) if isinstance(axis, list) else axis
+        return jitted[0](a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+    return run
+
+
 def _cumsum(a, *, axis, dtype):
     return _reductions.cumsum(a, axis=axis, dtype=dtype)
 
@@ -640,8 +653,8 @@ multiply = _binary(_ufuncs.multiply, 1, reduce=_prod, accumulate=_cumprod,
 subtract = _binary(_ufuncs.subtract, None, at=lambda a, indices, b: a.at[indices].subtract(b))
 maximum = _binary(_ufuncs.maximum, None, reduce=_extreme(_reductions.max), at=_extreme_at("max", _ufuncs.maximum))
 minimum = _binary(_ufuncs.minimum, None, reduce=_extreme(_reductions.min), at=_extreme_at("min", _ufuncs.minimum))
-logaddexp = _binary(_ufuncs.logaddexp, -np.inf, reduce=_logsumexp)
-logaddexp2 = _binary(_ufuncs.logaddexp2, -np.inf, reduce=_logsumexp2)
+logaddexp = _binary(_ufuncs.logaddexp, -np.inf, reduce=_jitted_reduction(_logsumexp))
+logaddexp2 = _binary(_ufuncs.logaddexp2, -np.inf, reduce=_jitted_reduction(_logsumexp2))
 logical_and = _binary(_ufuncs.logical_and, True, reduce=_monoid("logical_and", "and", True))
 logical_or = _binary(_ufuncs.logical_or, False, reduce=_monoid("logical_or", "or", True))
 logical_xor = _binary(_ufuncs.logical_xor, False, reduce=_monoid("logical_xor", "xor", True))
