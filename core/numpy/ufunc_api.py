@@ -123,10 +123,10 @@ class ufunc:
     def _refuse(self, method="", **unsupported):
         for arg, value in unsupported.items():
             if value is not None:
+                fix = ("purenn arrays are immutable, so use the return value." if arg == "out" else
+                       "compute everywhere and select with jnp.where(where, result, fallback).")
                 raise NotImplementedError(
-                    f"The '{arg}' argument of jnp.{self.__name__}{method}() is not supported: purenn arrays are "
-                    "immutable" + (", so use the return value." if arg == "out" else
-                                   "; compute everywhere and select with jnp.where(where, result, fallback)."))
+                    f"The '{arg}' argument of jnp.{self.__name__}{method}() is not supported (as in JAX): {fix}")
 
     def _call_vectorized(self, *args):
         check_arraylike(self.__name__, *args)
