@@ -100,6 +100,7 @@ NOT_TRACED = {
     "frombuffer": _always,
     "isscalar": _always,
     "iterable": _always,
+    "frompyfunc": _always,  # returns a ufunc object (its methods jit their own loops)
 }
 
 # Calls whose result shape depends on argument values (JAX needs them concrete too, unless a
@@ -147,7 +148,12 @@ NEEDS_CONCRETE = {
     "polydiv": lambda ba: bool(ba.arguments.get("trim_leading_zeros")),
 }
 # Array indexing with a boolean mask (`x[mask]`, `x.at[mask]`) needs it concrete as well
-# (`_index_needs_concrete` below).
+# (`_index_needs_concrete` below), and so does `ufunc.at` with one where `at` is that scatter
+# (`jnp.add.at(x, mask, 1.0, inplace=False)`; the other ufuncs' `at` refuses masks, eager or not).
+UFUNC_METHODS = ("__call__", "reduce", "accumulate", "at", "reduceat", "outer")
+SCATTER_AT_UFUNCS = ("add", "subtract", "multiply", "maximum", "minimum")
+NEEDS_CONCRETE.update({f"{name}.at": lambda ba: _has_bool_array(ba.arguments.get("indices"))
+                       for name in SCATTER_AT_UFUNCS})
 
 EXEMPT = {**NOT_TRACED, **NEEDS_CONCRETE}
 
@@ -345,6 +351,8 @@ class ModuleProxy:
             return cache[name][1]
         if isinstance(value, type(module)) and value in WRAPPED_MODULES:
             wrapped = proxy_for(value)
+        elif isinstance(value, core.numpy.ufunc):
+            wrapped = UfuncProxy(value, name)
         elif _is_public_function(module, name):
             wrapped = wrap(value, name)
         else:
@@ -360,6 +368,27 @@ class ModuleProxy:
 
     def __repr__(self):
         return f"<jit proxy of {self._module.__name__}>"
+
+
+class UfuncProxy:
+    """Stands for a ufunc object (`jnp.add`, ...): calling it and its methods (`reduce`, `at`, ...)
+    run through core.jit as the module's functions do; every other attribute is the ufunc's."""
+
+    def __init__(self, ufunc, name):
+        object.__setattr__(self, "_ufunc", ufunc)
+        # bound methods kept alive here, so the jit cache (keyed on the callable's id) stays valid
+        object.__setattr__(self, "_wrapped", {
+            m: wrap(getattr(ufunc, m), name if m == "__call__" else f"{name}.{m}") for m in UFUNC_METHODS})
+
+    def __call__(self, *args, **kwargs):
+        return self._wrapped["__call__"](*args, **kwargs)
+
+    def __getattr__(self, name):
+        wrapped = self._wrapped.get(name)
+        return wrapped if wrapped is not None else getattr(self._ufunc, name)
+
+    def __repr__(self):
+        return repr(self._ufunc)
 
 
 _proxies = {}

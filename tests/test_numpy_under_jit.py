@@ -23,7 +23,7 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS_DIR)
 
 GROUPS = {
-    "ufuncs_creation": ["test_numpy_ufuncs.py", "test_numpy_creation.py"],
+    "ufuncs_creation": ["test_numpy_ufuncs.py", "test_numpy_creation.py", "test_numpy_ufunc.py"],
     "indexing_manipulation": ["test_numpy_indexing.py", "test_numpy_manipulation.py"],
     "reductions_sorting_products": ["test_numpy_reductions.py", "test_numpy_sorting.py", "test_numpy_products.py",
                                     "test_numpy_complex_order.py"],
@@ -115,6 +115,8 @@ NEEDS_CONCRETE_CASES = {
     "polydiv": (lambda a: jnp.polydiv(a, a[:2] + 1, trim_leading_zeros=True), (_X,), r"polydiv.*needs concrete"),
     "getitem_mask": (lambda x, b: x[b], (_X, _B), r"boolean indices must be concrete.*size="),
     "at_mask": (lambda x, b: x.at[b].set(0.0), (_X, _B), r"boolean indices must be concrete.*size="),
+    **{f"{name}.at": (lambda x, b, _u=name: getattr(jnp, _u).at(x, b, 2.0, inplace=False), (_X, _B),
+                      r"boolean indices must be concrete.*size=") for name in jit_harness.SCATTER_AT_UFUNCS},
 }
 
 

@@ -25,6 +25,7 @@ from .index_tricks import *  # noqa: F401,F403
 from .windows import *  # noqa: F401,F403
 from .histograms import *  # noqa: F401,F403
 from .functional import *  # noqa: F401,F403
+from .ufunc_api import *  # noqa: F401,F403  (after ufuncs: jnp.add and friends become ufunc objects)
 from .printing import *  # noqa: F401,F403
 from .host_io import *  # noqa: F401,F403
 from . import manipulation as _manipulation, indexing as _indexing  # noqa: F401

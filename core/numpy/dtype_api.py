@@ -6,8 +6,8 @@ import ml_dtypes
 from .. import dtypes
 
 # ml_dtypes' narrow types that jax.numpy names. purenn arrays cannot hold them (dtypes.SUPPORTED), so
-# their scalar types serve as dtype specifiers (np.dtype(jnp.int4), finfo, issubdtype) and calling one
-# raises a TypeError that says so, instead of jax.numpy's Array of that dtype.
+# their scalar types serve as dtype specifiers (np.dtype(jnp.int4), finfo, issubdtype), and calling one
+# gives a host (NumPy) array of that dtype with the value jax.numpy's Array would hold.
 _NARROW_NAMES = ["float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
                  "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn",
                  "float4_e2m1fn", "int4", "uint4", "int2", "uint2", "int1", "uint1"]
@@ -28,11 +28,7 @@ class _ScalarMeta(type):
     def __call__(cls, x):
         from .creation import array
         if cls.dtype not in dtypes.SUPPORTED:
-            supported = ", ".join(str(d) for d in dtypes.SUPPORTED)
-            raise TypeError(
-                f"jnp.{cls.__name__}({x!r}): purenn arrays cannot hold dtype {cls.dtype} (supported: "
-                f"{supported}); keep such values in NumPy (np.asarray(x, dtype=ml_dtypes.{cls.__name__})) "
-                "and convert to a supported dtype such as float32 or int8 before using them here")
+            return _narrow_host_array(cls, x)
         return array(x, dtype=cls.dtype, copy=False)  # as JAX's asarray: an Array of that dtype is kept
 
     def __eq__(cls, other):
@@ -46,6 +42,26 @@ class _ScalarMeta(type):
 
     def __instancecheck__(cls, instance):
         return isinstance(instance, cls.dtype.type)
+
+
+def _narrow_host_array(cls, x):
+    """`jnp.int4(x)` and the other narrow types: a NumPy array of that dtype (0-d for a scalar).
+
+    jax.numpy gives a device Array; purenn arrays cannot hold these dtypes, so the value stays on
+    the host, converted as JAX converts it: Python scalars by NumPy's rules (OverflowError when one
+    does not fit: `jnp.uint4(-3)`), arrays with a cast (`int4` wraps, floats round to nearest).
+    """
+    from ..trace import Tracer
+    if isinstance(x, Tracer):
+        supported = ", ".join(str(d) for d in dtypes.SUPPORTED)
+        raise TypeError(
+            f"jnp.{cls.__name__}(x) of a traced {x.aval.str_short()}: purenn arrays cannot hold dtype {cls.dtype} "
+            f"(supported: {supported}), so it cannot be computed inside jit, grad or vmap; convert outside "
+            f"the transformation (jnp.{cls.__name__}(np.asarray(x))) or use a supported dtype such as int8 or "
+            "float16.")
+    if hasattr(x, "__array__") and not isinstance(x, np.ndarray):
+        x = np.asarray(x)  # a purenn Array: its host value
+    return np.array(x, dtype=cls.dtype)
 
 
 def _safe_dtype(x):

@@ -1,8 +1,9 @@
 """NumPy reductions: sum, prod, max, min, all, any, mean, var, std, average, quantiles and medians,
 the nan-ignoring variants, argmax/argmin and cumulative sums and products.
 
-Dtype results follow jax.numpy: `sum`/`prod`/`cumsum` of bools and narrow integers give the default
-integer dtype (int32 unless x64 is on); `mean`/`var`/quantiles of integers give the default float;
+Dtype results follow jax.numpy: `sum`/`prod`/`cumulative_sum` of bools and narrow integers give the
+default integer dtype (int32 unless x64 is on), `cumsum`/`cumprod` of bools too but keep narrow
+integers; `mean`/`var`/quantiles of integers give the default float;
 float16 and bfloat16 sums and means accumulate in float32. As in JAX, there is no `out=` (arrays are
 immutable) and `nanargmax`/`nanargmin` of an all-NaN slice give -1 instead of raising.
 """
@@ -92,8 +93,8 @@ def _upcast(dtype):
 # ----- the generic monoid reduction --------------------------------------------------------------
 
 _LAX_REDUCE = {"add": lax.reduce_sum, "mul": lax.reduce_prod, "max": lax.reduce_max, "min": lax.reduce_min,
-               "and": lax.reduce_and, "or": lax.reduce_or}
-_COMBINE = {"add": "add", "mul": "mul", "max": "max", "min": "min", "and": "and_", "or": "or_"}
+               "and": lax.reduce_and, "or": lax.reduce_or, "xor": lax.reduce_xor}  # xor: jnp.bitwise_xor.reduce
+_COMBINE = {"add": "add", "mul": "mul", "max": "max", "min": "min", "and": "and_", "or": "or_", "xor": "xor"}
 _UFUNC_NAMES = {"max": "maximum", "min": "minimum"}
 
 
@@ -459,7 +460,7 @@ def nanargmin(a, axis=None, out=None, keepdims=None):
 
 # ----- cumulative sums and products --------------------------------------------------------------
 
-def _cumulative(a, axis, dtype, out, name, lax_fn, nan_fill=None):
+def _cumulative(a, axis, dtype, out, name, lax_fn, nan_fill=None, promote_integers=False):
     check_arraylike(name, a)
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
@@ -467,7 +468,12 @@ def _cumulative(a, axis, dtype, out, name, lax_fn, nan_fill=None):
     if axis is None:
         a, axis = _ravel(a), 0
     axis = canonicalize_axis(axis, a.ndim, name)
-    result_dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else _promote_integers(a.dtype)
+    if dtype is not None:
+        result_dtype = dtypes.check_user_dtype(dtype, name)
+    elif promote_integers or dtypes.is_bool(a.dtype):
+        result_dtype = _promote_integers(a.dtype)
+    else:  # jnp.cumsum and friends keep narrow integers (int8 wraps), as JAX 0.10.2's do
+        result_dtype = a.dtype
     if nan_fill is not None:
         a = _nan_to(a, nan_fill)
     return lax_fn(_convert(a, result_dtype), axis)
@@ -506,7 +512,7 @@ def _cumulative_api(x, axis, dtype, include_initial, name, lax_fn, initial):
                              f"got shape {x.shape}.")
         axis = 0
     axis = canonicalize_axis(axis, x.ndim, name)
-    r = _cumulative(x, axis, dtype, None, name, lax_fn)
+    r = _cumulative(x, axis, dtype, None, name, lax_fn, promote_integers=True)  # the array API widens
     if include_initial:
         pad = [(0, 0, 0)] * r.ndim
         pad[axis] = (1, 0, 0)
