@@ -85,7 +85,9 @@ def _wofz_value(z):
     xa = jnp.where(near_axis, x, 0.0)
     gauss, dawson = jnp.exp(-xa * xa), 2 * _INV_SQRT_PI * _dawson_value(xa)
     ya = jnp.where(near_axis, y, 0.0)
-    on_axis = lax.complex(gauss - ya * (2 * _INV_SQRT_PI - 2 * xa * dawson), dawson - 2 * ya * xa * gauss)
+    # (the y terms are dropped at y = 0 itself, where x = +-inf would make 0 * inf)
+    on_axis = lax.complex(gauss - jnp.where(ya == 0, 0.0, ya * (2 * _INV_SQRT_PI - 2 * xa * dawson)),
+                          dawson - jnp.where(ya == 0, 0.0, 2 * ya * xa * gauss))
     return jnp.where(near_axis, on_axis, w)
 
 
