@@ -2,6 +2,7 @@
 scipy.special in float64 (mpmath where SciPy itself is wrong), their derivatives against central
 differences of SciPy, float32 in / float32 out, JAX's conventions (recorded from jax 0.10.2), and one
 JAX-style program. Few compiles: each function runs once on a whole grid."""
+import functools
 import itertools
 
 import mpmath
@@ -41,11 +42,51 @@ SCIPY_WRONG = [
 ]
 
 
+# hyp2f1's derivatives in each argument, (a, b, c, x, d/da, d/db, d/dc, d/dx) from mpmath.diff at 30
+# digits: the series, Pfaff, the connection formula, integer c - a - b at 0.95 (the limit formula;
+# jax 0.10.2 gives d/da 4.72337342 there), m = 2, after Pfaff, at a polynomial (a = -2), x -> -inf, c < 0
+DERIVATIVES = [
+    (0.5, 1.5, 2.5, 0.3, 0.22988108250652227, 0.080511039572112141, -0.049363665853922282, 0.43583029138730823),
+    (1.5, 0.3, 3.7, -3.0, -0.093333745764430182, -0.57506829491279335, 0.034463448389733092, 0.038973841797415268),
+    (-0.7, 1.2, 1.9, 0.9, 0.40608841082075814, -0.4350059352734211, 0.28211149445846865, -0.67028329393500356),
+    (1.0, 1.0, 2.3, 0.95, 2.9063515775166509, 2.9063515775166509, -1.6801321173481054, 9.20263202214903),
+    (1.0, 1.0, 2.0, 0.95, 4.7233746604278732, 4.7233746604278732, -3.0864288956026618, 17.733260638721323),
+    (0.3, 1.5, 3.8, 0.8, 0.50806456213275018, 0.11863615500980419, -0.051193291845451441, 0.27501810585689067),
+    (2.5, 1.0, 1.5, -0.6, -0.12977069497571995, -0.37656420120893854, 0.23393736164238661, 0.45572916666666668),
+    (-2.0, 1.5, 2.5, 0.7, 0.15048823041635461, -0.336, 0.192, -0.6),
+    (1.0, 1.0, 2.0, -1e6, -9.5434179804115314e-5, -9.5434179804115314e-5, 1.2170592306619448e-5, 1.2815512557962774e-11),
+    (0.5, 2.0, -1.5, 0.4, 23.907368726769861, 9.7028726113630998, -0.86210123705792051, 87.448559670781917),
+]
+
+# c a pole (inf unless the polynomial ends first), Gauss's sum, d = 0 at x = 1, a polynomial beyond 1,
+# a = 0, the branch cut: (a, b, c, x)
+EDGES = [(1.0, 2.0, -3.0, 0.5), (-2.0, 1.0, -3.0, 0.5), (-3.0, 1.0, -2.0, 0.5), (1.0, 2.0, 3.5, 1.0),
+         (1.0, 2.0, 3.0, 1.0), (-2.0, 1.0, 3.0, 1.5), (0.0, 1.0, -3.0, 0.5), (1.0, 2.0, 3.0, 1.5)]
+
+
+@functools.cache
+def _hyp2f1_run():
+    """hyp2f1 on every point of this file's hyp2f1 tests in one compiled program: core.jvp over the
+    grid, SCIPY_WRONG and EDGES (tangent 0) and the DERIVATIVES points four times, with tangent 1 in a,
+    b, c and x in turn. Returns {part: (a, b, c, x, values, tangents)}."""
+    parts = {"grid": _hyp2f1_grid(), "wrong": np.array([case[:4] for case in SCIPY_WRONG]).T,
+             "edges": np.array(EDGES).T, "derivatives": np.tile(np.array([case[:4] for case in DERIVATIVES]).T, 4)}
+    args = np.concatenate(list(parts.values()), axis=1)
+    tangents = np.zeros_like(args)
+    n = len(DERIVATIVES)
+    for i in range(4):
+        tangents[i, args.shape[1] - 4 * n + i * n:args.shape[1] - 3 * n + i * n] = 1.0
+    values, slopes = core.jit(lambda p, t: core.jvp(special.hyp2f1, tuple(p), tuple(t)))(list(args), list(tangents))
+    values, slopes, out, start = np.asarray(values), np.asarray(slopes), {}, 0
+    for name, part in parts.items():
+        stop = start + part.shape[1]
+        out[name] = (*part, values[start:stop], slopes[start:stop])
+        start = stop
+    return out
+
+
 def test_hyp2f1_matches_scipy(x64):
-    a, b, c, x = _hyp2f1_grid()
-    extra = np.array([case[:4] for case in SCIPY_WRONG]).T
-    ours = np.asarray(core.jit(special.hyp2f1)(*(np.concatenate([u, v]) for u, v in zip((a, b, c, x), extra))))
-    ours, ours_extra = ours[:a.size], ours[a.size:]
+    a, b, c, x, ours, _ = _hyp2f1_run()["grid"]
     expected = ss.hyp2f1(a, b, c, x)
     # SciPy's inf at x = 1 where it diverges, and its inf/-inf where it is wrong, are excluded here
     finite = np.isfinite(expected)
@@ -67,34 +108,26 @@ def test_hyp2f1_matches_scipy(x64):
     # gives one, except d = c - a - b = 0, where SciPy says +inf)
     at_one = np.isinf(expected) & (x == 1)
     assert np.all(np.isinf(ours[at_one]))
-    np.testing.assert_allclose(ours_extra, [case[4] for case in SCIPY_WRONG], rtol=1e-12)
+    np.testing.assert_allclose(_hyp2f1_run()["wrong"][4], [case[4] for case in SCIPY_WRONG], rtol=1e-12)
 
 
 def test_hyp2f1_edges_as_scipy(x64):
-    a = np.array([1.0, -2.0, -3.0, 1.0, 1.0, -2.0, 0.0, 1.0])
-    b = np.array([2.0, 1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0])
-    c = np.array([-3.0, -3.0, -2.0, 3.5, 3.0, 3.0, -3.0, 3.0])
-    x = np.array([0.5, 0.5, 0.5, 1.0, 1.0, 1.5, 0.5, 1.5])
-    # c a pole (inf unless the polynomial ends first), Gauss's sum, d = 0 at x = 1, a polynomial
-    # beyond 1, a = 0, the branch cut
-    np.testing.assert_allclose(special.hyp2f1(a, b, c, x), ss.hyp2f1(a, b, c, x), rtol=1e-14)
+    a, b, c, x, ours, _ = _hyp2f1_run()["edges"]
+    np.testing.assert_allclose(ours, ss.hyp2f1(a, b, c, x), rtol=1e-14)
 
 
 def test_hyp2f1_derivatives(x64):
-    # x: a b / c F(a + 1, b + 1; c + 1; x); a, b, c: forward differentiation of the evaluation;
-    # one point per branch (series, Pfaff, the connection formula at 0.9 and 0.95). Not at an integer
-    # c - a - b with x near 1: there the parameter derivatives are wrong (the limit formula holds
-    # c - a - b fixed; hyp2f1(1, 1, 2, 0.95) gives d/da 1.64 instead of 4.72), a known limitation
-    a, b, c, x = (np.array(v) for v in ([0.5, 1.5, -0.7, 1.0], [1.5, 0.3, 1.2, 1.0], [2.5, 3.7, 1.9, 2.3],
-                                        [0.3, -3.0, 0.9, 0.95]))
-    grads = core.jit(core.grad(lambda *v: jnp.sum(special.hyp2f1(*v)), argnums=(0, 1, 2, 3)))(a, b, c, x)
-    args = [a, b, c, x]
-    for i, g in enumerate(grads):
-        h = 1e-6 * np.maximum(np.abs(args[i]), 1.0)
-        up, down = list(args), list(args)
-        up[i], down[i] = up[i] + h, down[i] - h
-        fd = (ss.hyp2f1(*up) - ss.hyp2f1(*down)) / (2 * h)
-        np.testing.assert_allclose(g, fd, rtol=1e-7)
+    # x: a b / c F(a + 1, b + 1; c + 1; x), to rounding; a, b, c: central differences of order 6 of the
+    # evaluation (~1e-11 against mpmath here), including integer c - a - b near 1, where forward-mode
+    # differentiation of the limit formula gave d/da 1.64 instead of 4.72 (it holds c - a - b fixed)
+    *_, slopes = _hyp2f1_run()["derivatives"]
+    expected = np.array([case[4:] for case in DERIVATIVES])
+    np.testing.assert_allclose(slopes.reshape(4, -1).T, expected, rtol=1e-9)
+    # and the value rows of the same program are F itself (SciPy is 4e-12 off at x = -1e6, where ours
+    # is log(1 - x) / -x to 1e-16)
+    a, b, c, x, values, _ = _hyp2f1_run()["derivatives"]
+    np.testing.assert_allclose(values, ss.hyp2f1(a, b, c, x), rtol=1e-11)
+    np.testing.assert_allclose(values[8], np.log1p(1e6) / 1e6, rtol=1e-15)
 
 
 # ----- wofz ----------------------------------------------------------------------------------------
@@ -109,9 +142,20 @@ def _wofz_points():
     return np.concatenate([z, np.array(special_points, complex)])
 
 
+WOFZ_SLOPE_POINTS = np.array([0.5 + 0.2j, 3 - 1j, 7 + 2j, 2 + 1e-10j, -1.5 - 0.7j])
+
+
+@functools.cache
+def _wofz_run():
+    """wofz and its jvp (tangent 1) on _wofz_points() then WOFZ_SLOPE_POINTS, in one compiled program."""
+    z = np.concatenate([_wofz_points(), WOFZ_SLOPE_POINTS])
+    values, slopes = core.jit(lambda z: core.jvp(special.wofz, (z,), (jnp.ones_like(z),)))(z)
+    n = len(WOFZ_SLOPE_POINTS)
+    return z[:-n], np.asarray(values)[:-n], np.asarray(slopes)[-n:]
+
+
 def test_wofz_matches_scipy(x64):
-    z = _wofz_points()
-    ours = np.asarray(core.jit(special.wofz)(z))
+    z, ours, _ = _wofz_run()
     expected = ss.wofz(z)
     finite = np.isfinite(expected)
     # measured 2.3e-14 (|z| ~ 7.8, the rational approximation's worst); rounding of e^(-z^2) below
@@ -124,26 +168,45 @@ def test_wofz_matches_scipy(x64):
 
 
 def test_wofz_derivative_and_dtypes(x64):
-    z = np.array([0.5 + 0.2j, 3 - 1j, 7 + 2j, 2 + 1e-10j, -1.5 - 0.7j])
-    _, slope = core.jvp(special.wofz, (z,), (np.ones_like(z),))
+    z = WOFZ_SLOPE_POINTS
+    slope = _wofz_run()[2]
     h = 1e-6
     fd = (ss.wofz(z + h) - ss.wofz(z - h)) / (2 * h)
     assert np.max(_rel(slope, fd)) < 1e-8
     np.testing.assert_allclose(slope, -2 * z * ss.wofz(z) + 2j / np.sqrt(np.pi), rtol=1e-13)
-    # real input: the complex type of its precision, as JAX's promote_args_complex
-    assert special.wofz(np.float32(1.0)).dtype == np.complex64
-    assert special.wofz(np.array([1.0, 2.0])).dtype == np.complex128
+    # real input: the complex type of its precision, as JAX's promote_args_complex (shapes only)
+    assert core.eval_shape(special.wofz, np.float32(1.0)).dtype == np.complex64
+    assert core.eval_shape(special.wofz, np.array([1.0, 2.0])).dtype == np.complex128
 
 
 # ----- sph_harm_y ----------------------------------------------------------------------------------
 
-def test_sph_harm_y_matches_scipy(x64):
+# d/dtheta and d/dphi points: (n, m, theta, phi)
+SPH_SLOPE_POINTS = np.array([[1, 0, 0.4, 0.3], [2, -1, 1.2, 2.0], [4, 3, 2.0, 4.0], [6, 2, 2.8, 5.5]])
+
+
+@functools.cache
+def _sph_harm_y_run():
+    """sph_harm_y (n_max=20) on 400 random points, then SPH_SLOPE_POINTS twice with tangent 1 in
+    theta and then in phi, in one compiled program: (n, m, theta, phi, values, tangents)."""
     rng = np.random.default_rng(3)
     n = rng.integers(0, 21, 400)
     m = np.array([rng.integers(-k, k + 1) for k in n])
     theta, phi = rng.uniform(0, np.pi, 400), rng.uniform(0, 2 * np.pi, 400)
     theta[:4] = [0.0, np.pi, 1e-9, np.pi / 2]
-    ours = special.sph_harm_y(n, m, theta, phi, n_max=20)
+    slope_points = np.tile(SPH_SLOPE_POINTS.T, 2)
+    n, m = (np.concatenate([v, w.astype(int)]) for v, w in ((n, slope_points[0]), (m, slope_points[1])))
+    theta, phi = np.concatenate([theta, slope_points[2]]), np.concatenate([phi, slope_points[3]])
+    k = len(SPH_SLOPE_POINTS)
+    t_theta, t_phi = np.zeros_like(theta), np.zeros_like(phi)
+    t_theta[-2 * k:-k], t_phi[-k:] = 1.0, 1.0
+    values, slopes = core.jit(lambda t, p, tt, tp: core.jvp(
+        lambda t, p: special.sph_harm_y(n, m, t, p, n_max=20), (t, p), (tt, tp)))(theta, phi, t_theta, t_phi)
+    return n, m, theta, phi, np.asarray(values), np.asarray(slopes)
+
+
+def test_sph_harm_y_matches_scipy(x64):
+    n, m, theta, phi, ours, _ = (v[:400] for v in _sph_harm_y_run())
     scale = np.sqrt((2 * n + 1) / (4 * np.pi))  # |Y| <= scale
     assert np.max(np.abs(ours - ss.sph_harm_y(n, m, theta, phi)) / scale) < 1e-13
     # broadcasting (scalar angles), n_max from a concrete n, SciPy's diff_n=0
@@ -173,19 +236,16 @@ def test_sph_harm_y_jax_conventions():
 
 def test_sph_harm_y_derivatives(x64):
     # d/dtheta and d/dphi against central differences of SciPy (real and imaginary parts)
-    n, m = np.array([1, 2, 4, 6]), np.array([0, -1, 3, 2])
-    theta, phi = np.array([0.4, 1.2, 2.0, 2.8]), np.array([0.3, 2.0, 4.0, 5.5])
-
-    def parts(t, p):
-        y = special.sph_harm_y(n, m, t, p, n_max=6)
-        return jnp.stack([y.real, y.imag])
-
-    dt, dp = core.jit(core.jacfwd(parts, argnums=(0, 1)))(theta, phi)
+    *_, slopes = _sph_harm_y_run()
+    k = len(SPH_SLOPE_POINTS)
+    n, m, theta, phi = SPH_SLOPE_POINTS.T
+    n, m = n.astype(int), m.astype(int)
     h = 1e-6
-    for slope, (tu, pu, td, pd) in ((dt, (theta + h, phi, theta - h, phi)), (dp, (theta, phi + h, theta, phi - h))):
+    for slope, (tu, pu, td, pd) in ((slopes[-2 * k:-k], (theta + h, phi, theta - h, phi)),
+                                    (slopes[-k:], (theta, phi + h, theta, phi - h))):
         fd = (ss.sph_harm_y(n, m, tu, pu) - ss.sph_harm_y(n, m, td, pd)) / (2 * h)
-        np.testing.assert_allclose(np.einsum("rkk->rk", np.asarray(slope)), np.stack([fd.real, fd.imag]),
-                                   rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(slope.real, fd.real, rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(slope.imag, fd.imag, rtol=1e-7, atol=1e-9)
 
 
 # ----- float32, dtypes ------------------------------------------------------------------------------
