@@ -380,7 +380,10 @@ SPECIAL_CASES = {
 }
 # First derivatives only: their values come from a while loop, which reverse mode cannot go back
 # through twice; tests/test_scipy_special_more.py checks their first derivatives by differences.
-FIRST_ORDER_ONLY = {"gammainc", "gammaincc", "betainc"}
+FIRST_ORDER_ONLY = {"gammainc", "gammaincc", "betainc",
+                    # checked against differences of SciPy in tests/test_scipy_special_last.py (each
+                    # compile of hyp2f1's transformed program takes seconds; wofz is complex)
+                    "hyp2f1", "wofz", "sph_harm_y"}
 NOT_DIFFERENTIABLE = {"gammasgn", "bernoulli"}  # bernoulli takes a static integer
 # Checked to first order here: their values are loops or quadratures, and a second-order check
 # compiles about ten transformed programs of them (~10 s each function). Their derivative rules

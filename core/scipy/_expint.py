@@ -185,7 +185,7 @@ def _erfcx_value(x):
     near = jnp.exp(xd * xd) * lax.erfc(xd)
     xf = jnp.where(direct, _ERFCX_FRACTION_ABOVE, x)
     t = _loop(_CF_DEPTH, lambda i, t: xf + ((_CF_DEPTH - i) / 2) / t, xf)
-    far = (1 / np.sqrt(np.pi)) / t
+    far = float(1 / np.sqrt(np.pi)) / t
     return jnp.where(direct, near, jnp.where(jnp.isposinf(x), 0.0, far))
 
 
@@ -199,7 +199,7 @@ def _erfcx_jvp(primals, tangents):
     x, = primals
     t, = tangents
     y = _erfcx_rule(x)
-    return y, t * (2 * x * y - 2 / np.sqrt(np.pi))
+    return y, t * (2 * x * y - float(2 / np.sqrt(np.pi)))
 
 
 _erfcx = library_jit(_erfcx_rule)

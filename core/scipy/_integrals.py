@@ -50,10 +50,10 @@ def _dawson_value(x):
     total = jnp.zeros_like(x)
     for i in range(_DAWSON_PAIRS):
         n = 2 * i + 1
-        weight = np.exp(-(n * _DAWSON_H) ** 2)
+        weight = float(np.exp(-(n * _DAWSON_H) ** 2))
         grow = jnp.exp(2 * xp * n * _DAWSON_H)
         total = total + weight * (grow / (n0 + n) + 1 / (grow * (n0 - n)))
-    far = jnp.sign(x) * jnp.exp(-xp * xp) * total / np.sqrt(np.pi)
+    far = jnp.sign(x) * jnp.exp(-xp * xp) * total / float(np.sqrt(np.pi))
     far = jnp.where(jnp.isinf(x), 0.0, far)
     return jnp.where(small, series, far)
 
@@ -186,7 +186,7 @@ def _fresnel_value(x):
             s_series = s_series + sign * term / (2 * n + 1)
         term = term * u / (n + 1)
     xl = jnp.where(small, 2 * _FRESNEL_SERIES_BELOW, ax)
-    p = (np.sqrt(np.pi) / 2) * xl  # z = p - i p
+    p = float(np.sqrt(np.pi) / 2) * xl  # z = p - i p
 
     def level(i, t):
         k = lax.convert_element_type(_FRESNEL_FRACTION_DEPTH - i, x.dtype)
@@ -197,7 +197,7 @@ def _fresnel_value(x):
     tr, ti = lax.fori_loop(0, _FRESNEL_FRACTION_DEPTH, level, (p, -p))
     # erfc(z) = e^(-z^2) / (sqrt(pi) t), e^(-z^2) = e^(i theta) with theta = pi x^2 / 2
     theta = 0.5 * np.pi * xl * xl
-    den = np.sqrt(np.pi) * (tr * tr + ti * ti)
+    den = float(np.sqrt(np.pi)) * (tr * tr + ti * ti)
     c, s = jnp.cos(theta), jnp.sin(theta)
     er, ei = (c * tr + s * ti) / den, (s * tr - c * ti) / den
     c_far, s_far = ((1 - er) + ei) / 2, ((1 - er) - ei) / 2
@@ -253,7 +253,7 @@ def _owens_t_small_a(h, a):
 
 
 def _normal_cdf(x):
-    return 0.5 * lax.erfc(-x / np.sqrt(2.0))
+    return 0.5 * lax.erfc(-x / float(np.sqrt(2.0)))
 
 
 def _owens_t_value(h, a):

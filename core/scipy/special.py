@@ -18,6 +18,9 @@ from ._expint import erfcx, exp1, expi, expn
 from ._integrals import dawsn, fresnel, owens_t, sici
 from ._bessel_jn import bessel_jn
 from ._hypergeometric import hyp1f1
+from ._faddeeva import wofz
+from ._hyp2f1 import hyp2f1
+from ._spherical import sph_harm_y
 from ._gamma import beta, gamma, gammasgn, multigammaln, polygamma
 from ._incomplete import betainc, gammainc, gammaincc
 from ._util import inexact_args as _inexact
@@ -27,13 +30,13 @@ __all__ = ["logsumexp", "expit", "logit", "erf", "erfc", "erfinv", "erfcinv", "g
            "gammasgn", "beta", "betainc", "gammainc", "gammaincc", "polygamma", "multigammaln", "i0", "i0e",
            "i1", "i1e", "bernoulli", "boxcox", "boxcox1p", "comb", "factorial", "kl_div", "loggamma", "poch",
            "rel_entr", "spence", "zeta", "erfcx", "exp1", "expi", "expn", "dawsn", "owens_t", "sici",
-           "bessel_jn", "fresnel", "hyp1f1"]
+           "bessel_jn", "fresnel", "hyp1f1", "hyp2f1", "wofz", "sph_harm_y"]
 
 # the functions defined in the private modules are documented (and their examples run) as this
 # module's, as JAX's are under jax.scipy.special
 for _f in (i0, i0e, i1, i1e, beta, gamma, gammasgn, multigammaln, polygamma, betainc, gammainc, gammaincc,
            bernoulli, boxcox, boxcox1p, comb, factorial, kl_div, loggamma, poch, rel_entr, spence, zeta, erfcx, exp1,
-           expi, expn, dawsn, owens_t, sici, bessel_jn, fresnel, hyp1f1):
+           expi, expn, dawsn, owens_t, sici, bessel_jn, fresnel, hyp1f1, hyp2f1, wofz, sph_harm_y):
     _f.__module__ = __name__
 del _f
 
