@@ -32,7 +32,7 @@ import core.numpy.fft
 import core.numpy.indexing
 import core.numpy.linalg
 import core.scipy.special
-from core import api, dtypes
+from core import api, dtypes, test_util
 from core.array import Array
 from core.trace import EvalTrace, current_trace
 
@@ -465,11 +465,23 @@ def jit_at(self):
     return _JitAtHelper(self)
 
 
+# ----- derivative checks: done by the eager run -------------------------------------------------------
+# Under jit a test's `tu.check_grads(f, args)` would repeat the eager run's check: jvp and vjp
+# trace `f`, and a wrapper called under a trace runs the real function directly ("traced" above),
+# so the derivative rules exercised are the eager ones, on the same inputs (a test's data is seeded
+# from its name; a sampled parametrization's one case here is among the eager run's cases, which
+# tests/test_numpy_under_jit.py checks). It was half of the numpy files' time under jit. What jit
+# adds, the jitted primal, each of those tests compares with NumPy itself.
+
+def check_grads_done_eagerly(f, args, order, *rest, **kwargs):
+    STATS["check_grads", "eager run"] += 1
+
+
 # ----- installing for one test ----------------------------------------------------------------------
 
 def install(monkeypatch, test_module):
-    """Replace, for one test, the wrapped modules in `test_module`'s globals by proxies and patch
-    Array indexing; `monkeypatch` undoes it all after the test."""
+    """Replace, for one test, the wrapped modules in `test_module`'s globals by proxies, patch Array
+    indexing and leave derivative checks to the eager run; `monkeypatch` undoes it all after the test."""
     global _original_getitem, _original_at
     if _original_getitem is None:
         _original_getitem = Array.__getitem__
@@ -477,6 +489,9 @@ def install(monkeypatch, test_module):
     for name, value in list(vars(test_module).items()):
         if isinstance(value, type(core)) and value in WRAPPED_MODULES:
             monkeypatch.setattr(test_module, name, proxy_for(value))
+        elif value is test_util.check_grads:  # `from core.test_util import check_grads`
+            monkeypatch.setattr(test_module, name, check_grads_done_eagerly)
+    monkeypatch.setattr(test_util, "check_grads", check_grads_done_eagerly)
     monkeypatch.setattr(Array, "__getitem__", jit_getitem)
     monkeypatch.setattr(Array, "at", property(jit_at))
     # Every function here meets hundreds of signatures over the run; that is expected.

@@ -202,6 +202,31 @@ def test_proxy_calls_go_through_jit(monkeypatch):
     assert dict(jit_harness.STATS) == {("sin", "jit"): 1, ("nonzero", "exempt"): 1}
 
 
+def test_derivative_checks_are_left_to_the_eager_run(monkeypatch):
+    import types
+    from core import test_util
+    eager_check = test_util.check_grads
+    module = types.ModuleType("fake_numpy_test")
+    module.jnp, module.check_grads = jnp, eager_check
+    with monkeypatch.context() as m:
+        m.setattr(jit_harness, "STATS", jit_harness.collections.Counter())
+        jit_harness.install(m, module)
+        assert module.jnp is jit_harness.proxy_for(jnp)
+        test_util.check_grads(jnp.sin, (np.ones(2, np.float32),), order=2)
+        module.check_grads(jnp.sin, (np.ones(2, np.float32),), order=2)
+        assert jit_harness.STATS == {("check_grads", "eager run"): 2}
+    assert test_util.check_grads is eager_check and module.check_grads is eager_check and module.jnp is jnp
+
+
+@pytest.mark.parametrize("size", [2, 5, 7, 40, 1000])
+def test_the_case_sampled_under_jit_is_one_the_eager_run_checks(size):
+    # the harness leaves derivative checks to the eager run (PURENN_NUM_GENERATED_CASES=4 there, 1 here)
+    from core import test_util
+    cases = list(range(size))
+    for name in ("grad_numpy_float32", "test_x[3]", "a"):
+        assert set(test_util.sample_cases(cases, name, 1)) <= set(test_util.sample_cases(cases, name, 4))
+
+
 def _captured_functions(obj, path, originals, out, depth=0):
     if callable(obj) and id(obj) in originals:
         out.append(f"{path} is {originals[id(obj)]}")
