@@ -48,6 +48,28 @@ def test_tokens_through_jit_are_made_inside_the_program():
     assert type(core.jit(lambda: lax.create_token())()) is Token
 
 
+def test_tokens_are_refused_by_loops_and_conditionals_with_a_clear_error():
+    """The loops and conditionals do not carry tokens: a token as an operand, a carry or a result
+    is a TypeError that says what to do, eagerly and under jit; a token made and used inside a
+    body is fine (the scan still sums 0 + 1 + 2)."""
+    xs = jnp.arange(3.0)
+    carried = lambda c, x: ((lax.after_all(c[0]), c[1] + x), x)
+    cases = [lambda: lax.scan(carried, (lax.create_token(), 0.0), xs),
+             lambda: core.jit(lambda v: lax.scan(carried, (lax.create_token(), 0.0), v))(xs),
+             lambda: lax.fori_loop(0, 3, lambda i, c: (lax.after_all(c[0]), c[1] + i), (lax.create_token(), 0)),
+             lambda: lax.cond(True, lambda t: lax.after_all(t), lambda t: t, lax.create_token()),
+             lambda: lax.scan(lambda c, x: (c, lax.create_token()), 0.0, xs)]
+    for case in cases:
+        with pytest.raises(TypeError, match="a token .* cannot be an operand, carry or result of lax.cond"):
+            case()
+
+    def inside(c, x):
+        lax.after_all(lax.create_token())
+        return c + x, x
+    assert float(lax.scan(inside, 0.0, xs)[0]) == 3.0
+    assert float(core.jit(lambda v: lax.scan(inside, 0.0, v)[0])(xs)) == 3.0
+
+
 def test_tokens_under_grad_and_vmap():
     t = lax.create_token()
     f = core.jit(lambda x, tok: (x ** 2, lax.after_all(tok)))

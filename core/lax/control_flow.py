@@ -34,6 +34,7 @@ from ..interpreters.lowering import i64_array
 from ..interpreters.staging import trace_to_jaxpr
 from ..ir import ClosedJaxpr, Jaxpr, Var
 from ..ir import intern as intern_jaxpr
+from ..tokens import AbstractToken, is_token
 from ..trace import Primitive, Tracer, set_current_trace
 from ..tree_util import (FlattenedIndexKey, is_typed_leaf, keystr, physical_flatten, physical_flatten_with_path,
                          physical_map, tree_flatten, tree_flatten_with_path, tree_unflatten, treedef_children)
@@ -50,8 +51,17 @@ _I32 = np.dtype(np.int32)
 
 # ----- shared helpers: operands, tracing, constants, type checks ------------------------------------
 
+_TOKEN_REFUSED = ("a token (lax.create_token / after_all) cannot be an operand, carry or result of lax.cond, "
+                  "switch, while_loop, fori_loop, scan or map here: make it inside the body with "
+                  "lax.create_token(), or order the effects outside the loop (programs on one device run in "
+                  "the order they are dispatched)")
+
+
 def _operand(x):
-    """A pytree leaf as a primitive operand: tracers and Arrays as they are, the rest as Arrays."""
+    """A pytree leaf as a primitive operand: tracers and Arrays as they are, the rest as Arrays.
+    A token (`lax.create_token`) is refused: the loops and conditionals do not carry tokens."""
+    if is_token(x):
+        raise TypeError(_TOKEN_REFUSED)
     if isinstance(x, (Array, Tracer)):
         return x
     return to_array(x)
@@ -74,6 +84,8 @@ def _trace(fun, in_tree, in_avals, name, split_out=None):
         return leaves
 
     closed = trace_to_jaxpr(flat_fun, list(in_avals), getattr(fun, "__name__", None) or type(fun).__name__, name)
+    if any(type(a) is AbstractToken for a in closed.jaxpr.out_avals):
+        raise TypeError(_TOKEN_REFUSED)
     return closed, store["info"]
 
 
