@@ -60,6 +60,11 @@ def test_grads_against_finite_differences(rng):
     g = core.grad(lambda v: lax.reduce(v, -np.inf, jnp.logaddexp, (0, 1)))(x)
     e = np.exp(np.float64(x))
     tu.assert_allclose(g, e / e.sum(), np.float32)  # d logsumexp = softmax
+    # a lambda product over an odd axis: d/dx_j of prod(x)**2 is 2 prod(x)**2 / x_j
+    y = np.float32([[1.0, 2.0, 3.0], [-1.5, 0.5, 2.5]])
+    g = core.grad(lambda v: (lax.reduce(v, 1.0, lambda p, q: p * q, (1,)) ** 2).sum())(y)
+    p = np.float64(y).prod(1, keepdims=True)
+    tu.assert_allclose(g, 2 * p * p / np.float64(y), np.float32)
 
 
 def test_errors_name_the_problem():
