@@ -208,3 +208,21 @@ def test_vmap_of_grad_choosers(rng):
     tu.check_vmap(core.grad(lambda r: lax.reduce_sum(lax.reduce_window_max(r, (2,), (1,), "VALID"), (0,))),
                   [x], sizes=(10,))
     tu.check_vmap(core.grad(lambda r: lax.reduce_sum(lax.cummax(r, 0), (0,))), [x], sizes=(10,))
+
+
+# ----- reduce_p: lax.reduce with a computation that is not a lax monoid -----------------------------
+
+def test_reduce_general_lambda_and_variadic(rng):
+    x = _floats(rng, (3, 4))
+    idx = np.broadcast_to(np.arange(4, dtype=np.int32), (B, 3, 4))
+
+    def argmax_pairs(a, b):
+        pick = (a[0] > b[0]) | ((a[0] == b[0]) & (a[1] < b[1]))
+        return lax.select(pick, a[0], b[0]), lax.select(pick, a[1], b[1])
+
+    tu.check_vmap(lambda v: lax.reduce(v, 0.0, lambda p, q: p + q, (1,)), [x], sizes=(10,))
+    tu.check_vmap(lambda v, i: lax.reduce((v, i), (-np.inf, np.int32(0)), argmax_pairs, (0,)), [x, idx],
+                  sizes=(10,))
+    with pytest.raises(NotImplementedError, match=r"reduce: vmap over the init values"):
+        core.vmap(lambda v, i: lax.reduce(v, i, lambda p, q: p + q, (0,)))(x[:, 0], x[:, 0, 0])
+    # the batching rule of reduce_p moves the batch axis to the front and shifts the dimensions

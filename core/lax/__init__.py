@@ -5,6 +5,7 @@ from .elementwise import *  # noqa: F401,F403
 from .structural import *  # noqa: F401,F403
 from .slicing import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
+from .reduce_general import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .dot import *  # noqa: F401,F403
 from .ragged import *  # noqa: F401,F403

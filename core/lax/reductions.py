@@ -719,20 +719,26 @@ _REDUCE_PRIMS = {"add": "reduce_sum", "mul": "reduce_prod", "max": "reduce_max",
 
 
 def reduce(operands, init_values, computation, dimensions):
-    """Reduce `operands` (an array or a tuple of arrays) over `dimensions` with `computation`, one
-    of lax.add, lax.mul, lax.max, lax.min, lax.bitwise_and/or/xor, starting from `init_values`.
+    """Reduce `operands` (an array or a tuple of arrays) over `dimensions` with `computation`,
+    starting from `init_values` (one scalar per operand, the computation's identity). The monoids
+    lax.add, lax.mul, lax.max, lax.min and lax.bitwise_and/or/xor use their own reductions; any
+    other (associative) computation, taking and returning one scalar per operand (tuples when
+    there are several operands), binds `reduce_p`.
 
-    Example: `lax.reduce(x, 0., lax.add, (0,))` is `lax.reduce_sum(x, (0,))`.
+    Example: `lax.reduce(x, 0., lax.add, (0,))` is `lax.reduce_sum(x, (0,))`, and
+    `lax.reduce(x, 0., lambda a, b: a + b, (0,))` computes the same through `reduce_p`.
     """
-    kind = _monoid_kind(computation)
-    if kind is None:
-        raise NotImplementedError("lax.reduce supports the monoids lax.add, lax.mul, lax.max, lax.min, "
-                                  f"lax.bitwise_and, lax.bitwise_or and lax.bitwise_xor; got {computation!r}.")
     single = not isinstance(operands, (tuple, list))
     ops = (operands,) if single else tuple(operands)
-    inits = (init_values,) if single else tuple(init_values)
+    inits = (init_values,) if single or not isinstance(init_values, (tuple, list)) else tuple(init_values)
     if len(ops) != len(inits):
-        raise TypeError(f"reduce: got {len(ops)} operands but {len(inits)} init values.")
+        raise TypeError(f"reduce: got {len(ops)} operands but {len(inits)} init values; pass one init value "
+                        "per operand.")
+    kind = _monoid_kind(computation)
+    if kind is None:
+        from .reduce_general import reduce_general
+        outs = reduce_general(ops, inits, computation, dimensions)
+        return outs[0] if single else tuple(outs)
     fn = globals()[_REDUCE_PRIMS[kind]]
     outs = []
     for x, init in zip(ops, inits, strict=True):
