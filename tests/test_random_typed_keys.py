@@ -3,7 +3,6 @@ shape () and dtype key<fry> over uint32[..., 2] data, the same numbers as raw PR
 operations on key axes, errors for arithmetic, and keys flowing through jit, vmap, scan, cond, pmap,
 pytrees and the key-reuse checker. Ends with the issue 16 item 5 program for random, written with
 jax names and checked against numbers recorded from jax 0.10.2 (jax_threefry_partitionable=False)."""
-import re
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ import core.numpy as jnp
 from core import dtypes, lax, random, tree_util
 from core.errors import KeyReuseError
 from core.tree_util import tree_leaves, tree_map, tree_structure
+from jax_port import port  # tests/ is on sys.path
 
 
 def _words(keys):
@@ -400,12 +400,6 @@ def run(seed):
 '''
 
 
-def rewrite_imports(source):
-    source = re.sub(r"^from jax import random$", "from core import random", source, flags=re.M)
-    source = re.sub(r"^import jax\.numpy as jnp$", "import core.numpy as jnp", source, flags=re.M)
-    return re.sub(r"^import jax$", "import core as jax", source, flags=re.M)
-
-
 # run(5) under jax 0.10.2 with jax_threefry_partitionable=False
 JAX_RUN_5 = {
     "w0": [[0.16356904804706573, -0.19827386736869812, -0.5465285181999207, 0.12838789820671082],
@@ -422,7 +416,7 @@ JAX_RUN_5 = {
 
 def test_jax_style_program_with_typed_keys_matches_jax():
     namespace = {}
-    exec(compile(rewrite_imports(PROGRAM), "<jax-style random program>", "exec"), namespace)
+    exec(compile(port(PROGRAM), "<jax-style random program>", "exec"), namespace)
     (w0, w1), counts, batch, words, is_key = namespace["run"](5)
     assert bool(is_key)
     np.testing.assert_allclose(np.asarray(w0), JAX_RUN_5["w0"], rtol=2e-6)

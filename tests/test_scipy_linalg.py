@@ -15,6 +15,7 @@ import core
 import core.numpy as jnp
 from core import test_util as tu
 from core.scipy import linalg as csl
+from jax_port import port  # tests/ is on sys.path
 
 pytestmark = pytest.mark.usefixtures("x64")
 
@@ -485,16 +486,9 @@ grad_logdet = jax.grad(lambda a, q, h, r: jnp.linalg.slogdet(jsl.solve(
 '''
 
 
-def rewrite_imports(source):
-    """The only change a port makes: jax's module names become core's."""
-    source = re.sub(r"^import jax\.numpy as jnp$", "import core.numpy as jnp", source, flags=re.M)
-    source = re.sub(r"^import jax\.scipy\.linalg as jsl$", "import core.scipy.linalg as jsl", source, flags=re.M)
-    return re.sub(r"^import jax$", "import core as jax", source, flags=re.M)
-
-
 def test_jax_style_program_matches_scipy(rng):
     namespace = {}
-    exec(compile(rewrite_imports(PROGRAM), "<jax-style program>", "exec"), namespace)
+    exec(compile(port(PROGRAM), "<jax-style program>", "exec"), namespace)
     n, k = 4, 2
     a = rng.standard_normal((n, n))
     q = _spd(rng, n)
